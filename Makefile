@@ -1,0 +1,109 @@
+# d4r-splice - plain Makefile.  `make` builds build/d4r-splice.
+#
+#   make check       every test that needs no GPU
+#   make check-gpu   the GPU tests (on a machine with the CUDA driver)
+#   make bench       throughput and timing figures
+#   make asan|ubsan  sanitizer builds (build-asan/, build-ubsan/) and their tests
+#   make fuzz        libFuzzer targets (clang)
+#   make format      clang-format the sources
+#   make install     PREFIX=/usr/local DESTDIR=
+#   make corpus      regenerate corpus/enc4 from its descriptor (needs nvcc)
+#   DEVELOPER=1      -Werror and extra warnings
+
+CC        ?= cc
+CUDA_HOME ?= $(if $(wildcard /usr/local/cuda/include/cuda.h),/usr/local/cuda,/usr)
+PREFIX    ?= /usr/local
+BUILD     ?= build
+VERSION   := 0.1.0
+
+OPT       ?= -O2
+CFLAGS    ?= $(OPT) -g
+WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
+ifeq ($(DEVELOPER),1)
+WARN      += -Werror -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
+endif
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANITIZE) \
+             -Isrc -I$(CUDA_HOME)/include -DD4R_VERSION='"$(VERSION)"' \
+             -DD4R_CUDA_HOME='"$(CUDA_HOME)"' -MMD -MP
+LIBS      := -lpcre2-8 -lcjson -lzstd -llz4 -lpng -ldl -lm -lpthread
+TEST_LIBS := -lcmocka
+
+LIB_SRC   := $(sort $(wildcard src/base/*.c src/ptx/*.c src/ana/*.c src/splice/*.c \
+                               src/gpu/*.c src/bin/*.c src/cmd/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ  := $(BUILD)/obj/src/main.o
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+.PHONY: all check check-unit check-cli check-golden check-corpus check-gpu bench \
+        asan ubsan fuzz format install uninstall clean corpus deps
+
+all: $(BUILD)/d4r-splice
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libd4r.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/d4r-splice: $(MAIN_OBJ) $(BUILD)/libd4r.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(BUILD)/libd4r.a \
+	    -Wl,--no-whole-archive $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libd4r.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libd4r.a $(TEST_LIBS) $(LIBS)
+
+deps:
+	@scripts/bootstrap --check
+
+# Every test that needs no GPU.  The corpus tests read the CUDA toolkit's
+# libraries (CUDA_HOME/lib64); they are part of check.
+check: all $(UNIT_BIN)
+	@scripts/run-tests $(BUILD)
+
+check-unit: all $(UNIT_BIN)
+	@scripts/run-tests $(BUILD) unit
+
+check-cli: all
+	@scripts/run-tests $(BUILD) cli
+
+check-corpus: all
+	@scripts/run-tests $(BUILD) corpus
+
+check-gpu: all
+	@scripts/run-tests $(BUILD) gpu
+
+bench: all
+	@scripts/bench $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" check
+
+ubsan:
+	$(MAKE) BUILD=build-ubsan OPT=-O1 SANITIZE="-fsanitize=undefined -fno-sanitize-recover=undefined" check-unit check-cli
+
+fuzz:
+	@scripts/fuzz $(FUZZ_SECONDS)
+
+format:
+	clang-format -i $$(find src tests -name '*.[ch]')
+
+corpus: all
+	scripts/gen-enc4
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/d4r-splice $(DESTDIR)$(PREFIX)/bin/d4r-splice
+	install -m 644 man/d4r-splice.1 $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/d4r-splice $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1
+
+clean:
+	rm -rf build build-asan build-ubsan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
