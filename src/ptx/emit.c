@@ -1,0 +1,147 @@
+/*
+ * emit.c - lossless emission with edits, and the model's self-check.
+ *
+ * Emission walks the module's items in order: the bytes between items
+ * (whitespace, comments) and inside them are copied from the source, except
+ * where an edit replaces a range.  Because edits name byte ranges of the
+ * source, a splice changes exactly the statements it names and nothing else.
+ */
+#include "emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_edit(const void *a, const void *b)
+{
+	const Edit *x = a, *y = b;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	/* insertions before replacements at the same offset; otherwise keep order */
+	if ((x->len == 0) != (y->len == 0))
+		return x->len == 0 ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
+{
+	if (nedits > 1)
+		qsort(edits, nedits, sizeof(Edit), cmp_edit);
+	sb_grow(out, m->len + 1024);
+	size_t at = 0, k = 0;
+	/* Copy item by item so the output is assembled from the model's spans;
+	 * edits are applied inside whichever span they fall in. */
+	for (size_t i = 0; i <= m->items.n; i++) {
+		size_t upto = i < m->items.n ? m->items.v[i].text.off + m->items.v[i].text.len : m->len;
+		while (k < nedits && edits[k].off <= upto &&
+		       (edits[k].off < upto || i == m->items.n || edits[k].len == 0)) {
+			const Edit *ed = &edits[k];
+			if (ed->off < at)
+				return err_set(e, "%s: overlapping edits at byte %u", m->name, ed->off);
+			if ((size_t)ed->off + ed->len > m->len)
+				return err_set(e, "%s: edit at byte %u runs past the end of the file",
+				               m->name, ed->off);
+			sb_addn(out, m->src + at, ed->off - at);
+			sb_addn(out, ed->text, ed->tlen);
+			at = ed->off + ed->len;
+			k++;
+		}
+		if (upto > at) {
+			sb_addn(out, m->src + at, upto - at);
+			at = upto;
+		}
+	}
+	if (k < nedits)
+		return err_set(e, "%s: edit at byte %u is outside the file", m->name, edits[k].off);
+	return 0;
+}
+
+static int only_trivia(const char *p, const char *end)
+{
+	while (p < end) {
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
+			p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+			while (p < end && *p != '\n')
+				p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+			p += 2;
+			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
+				p++;
+			if (p + 1 >= end)
+				return 0;
+			p += 2;
+		} else
+			return 0;
+	}
+	return 1;
+}
+
+/* The statement's source with whitespace and comments removed. */
+static void compact_source(const Module *m, const Stmt *s, StrBuf *out)
+{
+	const char *p = m->src + s->off, *end = p + s->len;
+	while (p < end) {
+		if (*p == '"') { /* strings keep their spaces */
+			const char *q = p + 1;
+			while (q < end && *q != '"')
+				q += (*q == '\\' && q + 1 < end) ? 2 : 1;
+			if (q < end)
+				q++;
+			sb_addn(out, p, (size_t)(q - p));
+			p = q;
+		} else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
+			p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+			while (p < end && *p != '\n')
+				p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+			p += 2;
+			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
+				p++;
+			p += 2;
+		} else
+			sb_addc(out, *p++);
+	}
+}
+
+int ptx_verify(const Module *m, Err *e)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < m->items.n; i++) {
+		const Item *it = &m->items.v[i];
+		if (it->text.off < at || !only_trivia(m->src + at, m->src + it->text.off))
+			return err_at(e, m->name, m->src, m->len, at,
+			              "bytes before this item are not whitespace or comments");
+		at = it->text.off + it->text.len;
+	}
+	if (!only_trivia(m->src + at, m->src + m->len))
+		return err_at(e, m->name, m->src, m->len, at,
+		              "bytes after the last item are not whitespace or comments");
+	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
+	int rc = 0;
+	for (size_t f = 0; f < m->funcs.n && !rc; f++) {
+		const Func *fn = &m->funcs.v[f];
+		uint32_t prev = fn->body_open;
+		for (uint32_t i = 0; i < fn->nstmt; i++) {
+			const Stmt *s = func_stmt(m, fn, i);
+			if (s->off <= prev || s->off + s->len > fn->body_close) {
+				rc = err_at(e, m->name, m->src, m->len, s->off,
+				            "statement s%u lies outside its function body or overlaps", i);
+				break;
+			}
+			prev = s->off + s->len - 1;
+			sb_reset(&a);
+			sb_reset(&b);
+			stmt_render_compact(m, s, &a);
+			compact_source(m, s, &b);
+			if (a.n != b.n || memcmp(a.p, b.p, a.n) != 0) {
+				rc = err_at(e, m->name, m->src, m->len, s->off,
+				            "statement s%u re-renders as '%.200s'", i, a.p);
+				break;
+			}
+		}
+	}
+	sb_release(&a);
+	sb_release(&b);
+	return rc;
+}

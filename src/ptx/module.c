@@ -1,0 +1,207 @@
+/*
+ * module.c - access to the module model: opcodes, operands, rendering.
+ */
+#include "module.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[] = {
+	"?",
+#define OP(e, s) s,
+#include "ops.def"
+#undef OP
+};
+
+const char *op_name(Op op)
+{
+	return (unsigned)op < OP__COUNT ? op_names[op] : "?";
+}
+
+/* A small open-addressing table from the first opcode component to Op,
+ * built on first use.  Opcode lookup runs once per statement. */
+static uint16_t op_table[512];
+
+static uint32_t hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static void build_table(void)
+{
+	for (int op = 1; op < OP__COUNT; op++) {
+		const char *s = op_names[op];
+		uint32_t h = hash(s, strlen(s)) & 511;
+		while (op_table[h])
+			h = (h + 1) & 511;
+		op_table[h] = (uint16_t)op;
+	}
+}
+
+Op op_lookup(const char *s, size_t n)
+{
+	if (!op_table[hash("ld", 2) & 511] && !op_table[(hash("ld", 2) + 1) & 511])
+		build_table();
+	uint32_t h = hash(s, n) & 511;
+	while (op_table[h]) {
+		const char *t = op_names[op_table[h]];
+		if (strlen(t) == n && memcmp(t, s, n) == 0)
+			return (Op)op_table[h];
+		h = (h + 1) & 511;
+	}
+	return OP_UNKNOWN;
+}
+
+uint32_t stmt_opd_index(const Module *m, const Stmt *s, unsigned i)
+{
+	uint32_t k = s->opd + ((s->flags & STMT_GUARD) ? 1 : 0);
+	while (i--)
+		k = opd_next(m, k);
+	return k;
+}
+
+bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod)
+{
+	Str op = stmt_opcode(m, s);
+	size_t n = strlen(mod);
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = memchr(p, '.', (size_t)(end - p));
+		if (!q)
+			return false;
+		const char *r = q + 1;
+		while (r < end && *r != '.')
+			r++;
+		if ((size_t)(r - q) == n && memcmp(q, mod, n) == 0)
+			return true;
+		p = r;
+	}
+	return false;
+}
+
+bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix)
+{
+	Str op = stmt_opcode(m, s);
+	size_t n = strlen(prefix);
+	return op.n >= n && memcmp(op.p, prefix, n) == 0 && (op.n == n || op.p[n] == '.');
+}
+
+Func *mod_func_find(const Module *m, Str name)
+{
+	for (size_t i = 0; i < m->funcs.n; i++)
+		if (str_eq(mod_str(m, m->funcs.v[i].name), name) && !(m->funcs.v[i].flags & FNF_DECL))
+			return &m->funcs.v[i];
+	return NULL;
+}
+
+void mod_free(Module *m)
+{
+	if (!m)
+		return;
+	VEC_FREE(m->items);
+	VEC_FREE(m->funcs);
+	VEC_FREE(m->stmts);
+	VEC_FREE(m->opds);
+	VEC_FREE(m->params);
+	VEC_FREE(m->regs);
+	VEC_FREE(m->labels);
+	arena_release(&m->arena);
+	free(m);
+}
+
+/* Renders operand i (and its descendants) without whitespace; returns the
+ * index of the next sibling. */
+static uint32_t render_opd(const Module *m, uint32_t i, StrBuf *out)
+{
+	const Operand *o = &m->opds.v[i];
+	uint32_t end = i + 1 + o->sub;
+	if (o->flags & OPDF_NOT)
+		sb_addc(out, '!');
+	const char *open = NULL, *close = NULL, *sep = ",";
+	switch (o->kind) {
+	case OPD_VEC:
+		open = "{", close = "}";
+		break;
+	case OPD_ADDR:
+		open = "[", close = "]";
+		break;
+	case OPD_LIST:
+		open = "(", close = ")";
+		break;
+	case OPD_PAIR:
+		open = "", close = "", sep = "|";
+		break;
+	case OPD_EXPR:
+		open = "", close = "", sep = "";
+		break;
+	default:
+		sb_addn(out, m->src + o->off, o->len);
+		return end;
+	}
+	sb_adds(out, open);
+	uint32_t k = i + 1;
+	int first = 1;
+	while (k < end) {
+		if (!first)
+			sb_adds(out, sep);
+		if (o->kind == OPD_EXPR && (m->opds.v[k].flags & OPDF_PLUS))
+			sb_addc(out, '+');
+		first = 0;
+		k = render_opd(m, k, out);
+	}
+	sb_adds(out, close);
+	return end;
+}
+
+void stmt_render_compact(const Module *m, const Stmt *s, StrBuf *out)
+{
+	uint32_t k = s->opd;
+	if (s->flags & STMT_GUARD) {
+		sb_addc(out, '@');
+		if (s->flags & STMT_GUARD_NOT)
+			sb_addc(out, '!');
+		k = render_opd(m, k, out);
+	}
+	sb_addn(out, m->src + s->off + s->opdelta, s->oplen);
+	for (unsigned i = 0; i < s->nopd; i++) {
+		if (i)
+			sb_addc(out, ',');
+		k = render_opd(m, k, out);
+	}
+	sb_addc(out, ';');
+}
+
+void stmt_normalized(const Module *m, const Stmt *s, StrBuf *out)
+{
+	const char *p = m->src + s->off, *end = p + s->len;
+	int space = 0;
+	while (p < end) {
+		char c = *p;
+		if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
+			if (p[1] == '/') {
+				while (p < end && *p != '\n')
+					p++;
+			} else {
+				p += 2;
+				while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
+					p++;
+				p += 2;
+			}
+			space = 1;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+			space = 1;
+			p++;
+			continue;
+		}
+		if (space && out->n && out->p[out->n - 1] != '\n')
+			sb_addc(out, ' ');
+		space = 0;
+		sb_addc(out, c);
+		p++;
+	}
+}

@@ -1,0 +1,1163 @@
+/*
+ * parse.c - recursive-descent parser from PTX text to the module model.
+ *
+ * The parser reads the mapped file once, left to right, and never copies it:
+ * what it records are byte spans.  Lexing is done inline (a character-class
+ * table and a few scanning loops) rather than through a token stream, because
+ * this is the hot path of every verb and a 40 MB module must parse in tens of
+ * milliseconds; there is no per-token allocation.
+ *
+ * What is kept and what is skipped:
+ *  - Whitespace and comments ("trivia") are skipped but never lost: the model
+ *    keeps the span of every item and statement, and the emitter copies the
+ *    bytes between them verbatim, so an unmodified module re-emits exactly.
+ *  - Module-level directives become Items: .version/.target/.address_size/
+ *    .file (line-terminated), .section blocks (balanced braces), variables
+ *    (through ';', initialisers included), functions, .pragma.
+ *  - Function bodies are parsed into statements (guard, opcode token, operand
+ *    tree), labels and register declarations.  Other body directives (.loc,
+ *    .pragma, .local, .shared, .param, .callprototype, ...) are recognised and
+ *    stepped over.
+ *  - Opcodes are not validated against a grammar per instruction: any dotted
+ *    opcode token with operands of the general shape parses, and opcodes not
+ *    in ops.def are OP_UNKNOWN, so newer PTX still round-trips.
+ *
+ * Grammar (informal; each function below names the rule it implements):
+ *   module     := { directive | declaration }
+ *   function   := linkage* (.entry|.func) [ '(' params ')' ] name
+ *                 [ '(' params ')' ] perf-directive* ( '{' body '}' | ';' )
+ *   body       := { '{' body '}' | label ':' | directive | statement }
+ *   statement  := [ '@' ['!'] pred ] opcode [ operand { ',' operand } ] ';'
+ *   operand    := ['!'] ( vector | address | list | name ['|' name]
+ *                 | name ('+'|'-') number | number | '_' | string )
+ */
+#include "parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Character classes. */
+enum { C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16 };
+static unsigned char cls[256];
+
+static void init_classes(void)
+{
+	if (cls['a'])
+		return;
+	cls[' '] = cls['\t'] = cls['\r'] = cls['\n'] = cls['\f'] = cls['\v'] = C_SPACE;
+	for (int c = 'a'; c <= 'z'; c++)
+		cls[c] = C_IDSTART | C_IDCONT;
+	for (int c = 'A'; c <= 'Z'; c++)
+		cls[c] = C_IDSTART | C_IDCONT;
+	cls['_'] = cls['$'] = cls['%'] = C_IDSTART | C_IDCONT;
+	cls['%'] = C_IDSTART; /* only at the start of a name */
+	for (int c = '0'; c <= '9'; c++)
+		cls[c] = C_IDCONT | C_DIGIT | C_HEX;
+	for (int c = 'a'; c <= 'f'; c++)
+		cls[c] |= C_HEX;
+	for (int c = 'A'; c <= 'F'; c++)
+		cls[c] |= C_HEX;
+}
+
+typedef struct {
+	const char *name;
+	const char *src, *p, *end;
+	uint32_t line;
+	Module *m;
+	Err *e;
+	int failed;
+} P;
+
+static inline int at_end(const P *P)
+{
+	return P->p >= P->end;
+}
+static inline int peek(const P *P)
+{
+	return P->p < P->end ? (unsigned char)*P->p : -1;
+}
+static inline int peek2(const P *P)
+{
+	return P->p + 1 < P->end ? (unsigned char)P->p[1] : -1;
+}
+static inline uint32_t pos(const P *P)
+{
+	return (uint32_t)(P->p - P->src);
+}
+
+static int fail_at(P *P, const char *at, const char *what)
+{
+	if (!P->failed)
+		err_at(P->e, P->name, P->src, (size_t)(P->end - P->src),
+		       (size_t)(at - P->src), "%s", what);
+	P->failed = 1;
+	return -1;
+}
+
+/* trivia := { whitespace | '//' ... newline | '/ *' ... '* /' } */
+static int trivia(P *P)
+{
+	const char *p = P->p, *end = P->end;
+	for (;;) {
+		while (p < end && (cls[(unsigned char)*p] & C_SPACE)) {
+			if (*p == '\n')
+				P->line++;
+			p++;
+		}
+		if (p + 1 < end && p[0] == '/') {
+			if (p[1] == '/') {
+				const char *nl = memchr(p, '\n', (size_t)(end - p));
+				p = nl ? nl : end;
+				continue;
+			}
+			if (p[1] == '*') {
+				const char *q = p + 2;
+				for (;;) {
+					if (q + 1 >= end) {
+						P->p = p;
+						return fail_at(P, p, "unterminated comment");
+					}
+					if (q[0] == '*' && q[1] == '/')
+						break;
+					if (*q == '\n')
+						P->line++;
+					q++;
+				}
+				p = q + 2;
+				continue;
+			}
+		}
+		break;
+	}
+	P->p = p;
+	return 0;
+}
+
+/* Scans [A-Za-z0-9_$]* from p. */
+static inline const char *scan_idcont(const char *p, const char *end)
+{
+	while (p < end && (cls[(unsigned char)*p] & C_IDCONT))
+		p++;
+	return p;
+}
+
+/* name := [%A-Za-z_$][A-Za-z0-9_$]* ; a '%' name may carry ".x"-style
+ * components (%tid.x, %r1.y). */
+static const char *scan_name(const char *p, const char *end)
+{
+	int pct = *p == '%';
+	p = scan_idcont(p + 1, end);
+	if (pct)
+		while (p + 1 < end && *p == '.' && (cls[(unsigned char)p[1]] & C_IDSTART) &&
+		       p[1] != '%')
+			p = scan_idcont(p + 1, end);
+	return p;
+}
+
+/* A directive word: '.' [A-Za-z0-9_]+ ( '::' [A-Za-z0-9_]+ )* */
+static const char *scan_directive(const char *p, const char *end)
+{
+	p = scan_idcont(p + 1, end);
+	while (p + 2 < end && p[0] == ':' && p[1] == ':' && (cls[(unsigned char)p[2]] & C_IDCONT))
+		p = scan_idcont(p + 2, end);
+	return p;
+}
+
+static inline int word_is(const char *p, const char *q, const char *w)
+{
+	size_t n = strlen(w);
+	return (size_t)(q - p) == n && memcmp(p, w, n) == 0;
+}
+
+static void count_lines(P *P, const char *from, const char *to)
+{
+	for (const char *q = from; q < to; q++) {
+		q = memchr(q, '\n', (size_t)(to - q));
+		if (!q)
+			break;
+		P->line++;
+	}
+}
+
+/* Skips to the end of the line (for line-terminated directives); returns the
+ * end of the directive's text (trailing blanks and comment excluded). */
+static const char *skip_line(P *P)
+{
+	const char *p = P->p, *end = P->end, *last = p;
+	while (p < end && *p != '\n') {
+		if (*p == '"') {
+			p++;
+			while (p < end && *p != '"' && *p != '\n')
+				p += (*p == '\\' && p + 1 < end) ? 2 : 1;
+			if (p < end && *p == '"')
+				p++;
+			last = p;
+			continue;
+		}
+		if (p + 1 < end && p[0] == '/' && (p[1] == '/' || p[1] == '*'))
+			break;
+		if (!(cls[(unsigned char)*p] & C_SPACE))
+			last = p + 1;
+		p++;
+	}
+	P->p = last;
+	return last;
+}
+
+/* Skips a string literal at P->p ('"'). */
+static int skip_string(P *P)
+{
+	const char *p = P->p + 1;
+	while (p < P->end && *p != '"') {
+		if (*p == '\n')
+			return fail_at(P, P->p, "unterminated string");
+		p += (*p == '\\' && p + 1 < P->end) ? 2 : 1;
+	}
+	if (p >= P->end)
+		return fail_at(P, P->p, "unterminated string");
+	P->p = p + 1;
+	return 0;
+}
+
+/*
+ * until_semicolon := { string | '{' ... '}' | any } ';'
+ * Skips through the ';' that ends a directive at brace depth 0 (initialisers
+ * hold braces and commas).  Stops with an error at a '}' that would close an
+ * enclosing scope.
+ */
+static int skip_to_semicolon(P *P, const char *start)
+{
+	int depth = 0;
+	while (P->p < P->end) {
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c < 0)
+			break;
+		if (c == '"') {
+			if (skip_string(P) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '{')
+			depth++;
+		else if (c == '}') {
+			if (depth == 0)
+				return fail_at(P, P->p, "expected ';' before '}'");
+			depth--;
+		} else if (c == ';' && depth == 0) {
+			P->p++;
+			return 0;
+		}
+		P->p++;
+	}
+	return fail_at(P, start, "unterminated directive: no ';' before the end of the file");
+}
+
+/* section := '.section' name '{' balanced '}' */
+static int skip_block(P *P, const char *start)
+{
+	if (trivia(P) < 0)
+		return -1;
+	while (P->p < P->end && *P->p != '{' && *P->p != '\n')
+		P->p++;
+	if (trivia(P) < 0)
+		return -1;
+	if (peek(P) != '{')
+		return fail_at(P, P->p, "expected '{' to open the section");
+	int depth = 0;
+	while (P->p < P->end) {
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == '"') {
+			if (skip_string(P) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '{')
+			depth++;
+		else if (c == '}' && --depth == 0) {
+			P->p++;
+			return 0;
+		}
+		P->p++;
+	}
+	return fail_at(P, start, "unterminated section: no closing '}'");
+}
+
+/* ---- operands ------------------------------------------------------------ */
+
+static uint32_t push_opd(P *P, const char *at, OpdKind kind)
+{
+	Operand o = {0};
+	o.off = (uint32_t)(at - P->src);
+	o.kind = (uint8_t)kind;
+	VEC_PUSH(P->m->opds, o);
+	return (uint32_t)(P->m->opds.n - 1);
+}
+
+static int finish_opd(P *P, uint32_t i, const char *end)
+{
+	Operand *o = &P->m->opds.v[i];
+	size_t len = (size_t)(end - P->src) - o->off;
+	size_t sub = P->m->opds.n - 1 - i;
+	if (len > 0xffff || sub > 0xffff)
+		return fail_at(P, P->src + o->off, "operand too long");
+	o->len = (uint16_t)len;
+	o->sub = (uint16_t)sub;
+	return 0;
+}
+
+/* number := ['-'] ( 0f hex8 | 0d hex16 | 0x hex+ | 0b [01]+ | digits
+ *            [ '.' digits ] [ e [+-] digits ] ) [ 'U' ] */
+static int number(P *P)
+{
+	const char *s = P->p, *p = s, *end = P->end;
+	OpdKind kind = OPD_INT;
+	if (*p == '-' || *p == '+')
+		p++;
+	if (p >= end || !(cls[(unsigned char)*p] & C_DIGIT))
+		return fail_at(P, s, "expected a number");
+	if (p + 1 < end && p[0] == '0' && (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
+		kind = OPD_FLOAT;
+		p += 2;
+		while (p < end && (cls[(unsigned char)*p] & C_HEX))
+			p++;
+	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		p += 2;
+		while (p < end && (cls[(unsigned char)*p] & C_HEX))
+			p++;
+	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) {
+		p += 2;
+		while (p < end && (*p == '0' || *p == '1'))
+			p++;
+	} else {
+		while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
+			p++;
+		if (p < end && *p == '.' && p + 1 < end && (cls[(unsigned char)p[1]] & C_DIGIT)) {
+			kind = OPD_FLOAT;
+			p++;
+			while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
+				p++;
+		}
+		if (kind == OPD_FLOAT && p < end && (*p == 'e' || *p == 'E')) {
+			p++;
+			if (p < end && (*p == '+' || *p == '-'))
+				p++;
+			while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
+				p++;
+		}
+	}
+	if (p < end && (*p == 'U' || *p == 'u'))
+		p++;
+	if (p < end && (cls[(unsigned char)*p] & C_IDCONT))
+		return fail_at(P, s, "malformed number");
+	uint32_t i = push_opd(P, s, kind);
+	P->p = p;
+	return finish_opd(P, i, p);
+}
+
+static int operand(P *P, int depth);
+
+/* A bracketed list: open ( elem { ',' elem } )? close.  Empty lists are
+ * allowed for '(' only. */
+static int bracketed(P *P, char close, OpdKind kind, int depth, int addr)
+{
+	const char *s = P->p;
+	uint32_t i = push_opd(P, s, kind);
+	P->p++;
+	if (trivia(P) < 0)
+		return -1;
+	if (peek(P) == close && kind == OPD_LIST) {
+		P->p++;
+		return finish_opd(P, i, P->p);
+	}
+	for (;;) {
+		if (addr) {
+			/* address element := term { ('+'|'-') term } */
+			uint32_t first = (uint32_t)P->m->opds.n;
+			if (operand(P, depth + 1) < 0)
+				return -1;
+			if (trivia(P) < 0)
+				return -1;
+			int c = peek(P);
+			if (c == '+' || c == '-') {
+				/* turn the term into EXPR(term, INT...) */
+				Operand ex = P->m->opds.v[first];
+				ex.kind = OPD_EXPR;
+				ex.flags = 0;
+				VEC_PUSH(P->m->opds, ex); /* grow first */
+				memmove(&P->m->opds.v[first + 1], &P->m->opds.v[first],
+				        (P->m->opds.n - 1 - first) * sizeof(Operand));
+				P->m->opds.v[first] = ex;
+				while (c == '+' || c == '-') {
+					const char *opat = P->p;
+					if (c == '+')
+						P->p++;
+					if (trivia(P) < 0)
+						return -1;
+					int d = peek(P);
+					if (d == '-' || (d >= 0 && (cls[d] & C_DIGIT))) {
+						if (number(P) < 0)
+							return -1;
+						if (c == '+')
+							P->m->opds.v[P->m->opds.n - 1].flags |= OPDF_PLUS;
+					} else if (c == '+' && d >= 0 && (cls[d] & C_IDSTART)) {
+						uint32_t t = (uint32_t)P->m->opds.n;
+						if (operand(P, depth + 1) < 0)
+							return -1;
+						P->m->opds.v[t].flags |= OPDF_PLUS;
+					} else
+						return fail_at(P, opat, "expected a number after '+' or '-' in an address");
+					if (trivia(P) < 0)
+						return -1;
+					c = peek(P);
+				}
+				if (finish_opd(P, first, P->p) < 0)
+					return -1;
+			}
+		} else if (operand(P, depth + 1) < 0)
+			return -1;
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == ',') {
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			continue;
+		}
+		if (c == close) {
+			P->p++;
+			return finish_opd(P, i, P->p);
+		}
+		char msg[64];
+		snprintf(msg, sizeof msg, "expected ',' or '%c'", close);
+		return fail_at(P, c < 0 ? P->end : P->p, msg);
+	}
+}
+
+/* operand := ['!'] ( '{' ... '}' | '[' ... ']' | '(' ... ')' | number
+ *            | name ['|' name] | name ('+'|'-') number | '_' | string ) */
+static int operand(P *P, int depth)
+{
+	if (depth > 32)
+		return fail_at(P, P->p, "operand nested too deeply");
+	int c = peek(P);
+	switch (c) {
+	case '{':
+		return bracketed(P, '}', OPD_VEC, depth, 0);
+	case '[':
+		return bracketed(P, ']', OPD_ADDR, depth, 1);
+	case '(':
+		return bracketed(P, ')', OPD_LIST, depth, 0);
+	case '!': {
+		P->p++;
+		if (trivia(P) < 0)
+			return -1;
+		uint32_t i = (uint32_t)P->m->opds.n;
+		if (operand(P, depth + 1) < 0)
+			return -1;
+		P->m->opds.v[i].flags |= OPDF_NOT;
+		return 0;
+	}
+	case '"': {
+		const char *s = P->p;
+		if (skip_string(P) < 0)
+			return -1;
+		uint32_t i = push_opd(P, s, OPD_STRING);
+		return finish_opd(P, i, P->p);
+	}
+	case '-':
+	case '+':
+		return number(P);
+	default:
+		break;
+	}
+	if (c >= 0 && (cls[c] & C_DIGIT))
+		return number(P);
+	if (c < 0 || !(cls[c] & C_IDSTART))
+		return fail_at(P, c < 0 ? P->end : P->p, c < 0 ? "unexpected end of file in an operand"
+		                                              : "unexpected character in an operand");
+	const char *s = P->p;
+	const char *q = scan_name(s, P->end);
+	OpdKind kind = *s == '%' ? OPD_REG : (q == s + 1 && *s == '_') ? OPD_SINK : OPD_IDENT;
+	/* A name followed by '|' (predicate pair) or '+'/'-' number (symbol
+	 * offset) becomes a compound operand. */
+	const char *save = q;
+	uint32_t saveline = P->line;
+	P->p = q;
+	if (trivia(P) < 0)
+		return -1;
+	int d = peek(P);
+	if (d == '|' || ((d == '+' || d == '-') && depth == 0)) {
+		uint32_t i = push_opd(P, s, d == '|' ? OPD_PAIR : OPD_EXPR);
+		uint32_t j = push_opd(P, s, kind);
+		if (finish_opd(P, j, q) < 0)
+			return -1;
+		if (d == '|') {
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			if (operand(P, depth + 1) < 0)
+				return -1;
+		} else {
+			if (d == '+')
+				P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			if (number(P) < 0)
+				return -1;
+			if (d == '+')
+				P->m->opds.v[P->m->opds.n - 1].flags |= OPDF_PLUS;
+		}
+		return finish_opd(P, i, P->p);
+	}
+	P->p = save;
+	P->line = saveline;
+	uint32_t i = push_opd(P, s, kind);
+	return finish_opd(P, i, q);
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static int is_mma(const Module *m, const Stmt *s)
+{
+	switch (s->op) {
+	case OP_MMA:
+		return 1;
+	case OP_WMMA:
+		return stmt_opcode_is(m, s, "wmma.mma");
+	case OP_WGMMA:
+		return stmt_opcode_is(m, s, "wgmma.mma_async");
+	default:
+		return 0;
+	}
+}
+
+/* statement := [ '@' ['!'] pred ] opcode [ operand { ',' operand } ] ';'
+ * P->p is at '@' or at the opcode's first character. */
+static int statement(P *P)
+{
+	Stmt st = {0};
+	const char *s = P->p;
+	st.off = (uint32_t)(s - P->src);
+	st.line = P->line;
+	st.opd = (uint32_t)P->m->opds.n;
+	if (*P->p == '@') {
+		P->p++;
+		st.flags |= STMT_GUARD;
+		if (peek(P) == '!') {
+			st.flags |= STMT_GUARD_NOT;
+			P->p++;
+		}
+		int c = peek(P);
+		if (c < 0 || !(cls[c] & C_IDSTART))
+			return fail_at(P, c < 0 ? P->end : P->p, "expected a predicate after '@'");
+		const char *q = scan_name(P->p, P->end);
+		uint32_t i = push_opd(P, P->p, *P->p == '%' ? OPD_REG : OPD_IDENT);
+		if (finish_opd(P, i, q) < 0)
+			return -1;
+		P->p = q;
+		if (trivia(P) < 0)
+			return -1;
+	}
+	const char *op = P->p, *end = P->end;
+	if (op >= end || !(cls[(unsigned char)*op] & C_IDSTART) || *op == '%' || *op == '$')
+		return fail_at(P, op >= end ? end : op, "expected an instruction");
+	const char *q = scan_idcont(op + 1, end);
+	st.op = (uint16_t)op_lookup(op, (size_t)(q - op));
+	for (;;) {
+		if (q + 1 < end && *q == '.' && (cls[(unsigned char)q[1]] & C_IDCONT))
+			q = scan_idcont(q + 1, end);
+		else if (q + 2 < end && q[0] == ':' && q[1] == ':' && (cls[(unsigned char)q[2]] & C_IDCONT))
+			q = scan_idcont(q + 2, end);
+		else
+			break;
+	}
+	if ((size_t)(q - op) > 0xffff || (size_t)(op - s) > 0xffff)
+		return fail_at(P, op, "instruction too long");
+	st.oplen = (uint16_t)(q - op);
+	st.opdelta = (uint16_t)(op - s);
+	P->p = q;
+	if (trivia(P) < 0)
+		return -1;
+	unsigned n = 0;
+	if (peek(P) != ';') {
+		for (;;) {
+			if (operand(P, 0) < 0)
+				return -1;
+			if (++n > 255)
+				return fail_at(P, P->p, "too many operands");
+			if (trivia(P) < 0)
+				return -1;
+			int c = peek(P);
+			if (c == ',') {
+				P->p++;
+				if (trivia(P) < 0)
+					return -1;
+				continue;
+			}
+			if (c == ';')
+				break;
+			return fail_at(P, c < 0 ? P->end : P->p,
+			               c < 0 ? "unexpected end of file: statement without ';'"
+			                     : "expected ',' or ';' after an operand");
+		}
+	}
+	P->p++; /* ';' */
+	st.len = (uint32_t)(P->p - s);
+	st.nopd = (uint8_t)n;
+	if (is_mma(P->m, &st)) {
+		st.flags |= STMT_MMA;
+		P->m->nmma++;
+	}
+	VEC_PUSH(P->m->stmts, st);
+	return 0;
+}
+
+/* ---- declarations -------------------------------------------------------- */
+
+static int is_type_word(const char *p, const char *q)
+{
+	size_t n = (size_t)(q - p);
+	if (n < 2 || p[0] != '.')
+		return 0;
+	if (word_is(p, q, ".pred") || word_is(p, q, ".texref") || word_is(p, q, ".samplerref") ||
+	    word_is(p, q, ".surfref"))
+		return 1;
+	char c = p[1];
+	if (c != 'b' && c != 'u' && c != 's' && c != 'f' && c != 'e' && c != 't')
+		return 0;
+	return n >= 3 && (cls[(unsigned char)p[2]] & C_DIGIT) ? 1 : word_is(p, q, ".tf32") || word_is(p, q, ".bf16") || word_is(p, q, ".bf16x2");
+}
+
+static uint32_t parse_uint(const char *p, const char *q)
+{
+	uint64_t v = 0;
+	for (; p < q && (cls[(unsigned char)*p] & C_DIGIT); p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+
+/* regdecl := '.reg' { directive } name [ '<' N '>' | '[' N ']' ]
+ *            { ',' name [...] } ';' */
+static int reg_decl(P *P, const char *start, uint16_t depth, uint32_t stmt)
+{
+	Span type = {0};
+	uint8_t vec = 0;
+	size_t first = P->m->regs.n;
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == '.') {
+			const char *q = scan_directive(P->p, P->end);
+			if (word_is(P->p, q, ".v2"))
+				vec = 2;
+			else if (word_is(P->p, q, ".v4"))
+				vec = 4;
+			else if (word_is(P->p, q, ".v8"))
+				vec = 8;
+			else if (word_is(P->p, q, ".align")) {
+				P->p = q;
+				if (trivia(P) < 0)
+					return -1;
+				while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+					P->p++;
+				continue;
+			} else
+				type = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
+			P->p = q;
+			continue;
+		}
+		if (c < 0 || !(cls[c] & C_IDSTART))
+			return fail_at(P, c < 0 ? P->end : P->p, "expected a register name in '.reg'");
+		break;
+	}
+	for (;;) {
+		const char *n0 = P->p, *n1 = scan_name(P->p, P->end);
+		RegDecl r = {0};
+		r.name = (Span){(uint32_t)(n0 - P->src), (uint32_t)(n1 - n0)};
+		r.type = type;
+		r.vec = vec;
+		r.depth = depth;
+		r.stmt = stmt;
+		r.count = 1;
+		P->p = n1;
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == '<' || c == '[') {
+			char close = c == '<' ? '>' : ']';
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			const char *d0 = P->p;
+			while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+				P->p++;
+			if (P->p == d0)
+				return fail_at(P, P->p, "expected a register count");
+			r.count = parse_uint(d0, P->p);
+			r.range = c == '<';
+			if (trivia(P) < 0)
+				return -1;
+			if (peek(P) != close)
+				return fail_at(P, P->p, close == '>' ? "expected '>'" : "expected ']'");
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			c = peek(P);
+		}
+		VEC_PUSH(P->m->regs, r);
+		if (c == ',') {
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			c = peek(P);
+			if (c < 0 || !(cls[c] & C_IDSTART))
+				return fail_at(P, c < 0 ? P->end : P->p, "expected a register name");
+			continue;
+		}
+		if (c == ';') {
+			P->p++;
+			break;
+		}
+		return fail_at(P, c < 0 ? P->end : P->p, "expected ',' or ';' in '.reg'");
+	}
+	Span decl = {(uint32_t)(start - P->src), (uint32_t)(P->p - start)};
+	for (size_t i = first; i < P->m->regs.n; i++)
+		P->m->regs.v[i].decl = decl;
+	return 0;
+}
+
+/* param := ('.param'|'.reg') { directive | N } name [ '[' N ']' ] */
+static int param(P *P, int is_ret)
+{
+	Param pr = {0};
+	const char *s = P->p;
+	pr.is_ret = (uint8_t)is_ret;
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == '.') {
+			const char *q = scan_directive(P->p, P->end);
+			if (word_is(P->p, q, ".param"))
+				pr.space = 'p';
+			else if (word_is(P->p, q, ".reg"))
+				pr.space = 'r';
+			else if (word_is(P->p, q, ".align")) {
+				P->p = q;
+				if (trivia(P) < 0)
+					return -1;
+				const char *d0 = P->p;
+				while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+					P->p++;
+				pr.align = parse_uint(d0, P->p);
+				continue;
+			} else if (is_type_word(P->p, q))
+				pr.type = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
+			P->p = q;
+			continue;
+		}
+		if (c >= 0 && (cls[c] & C_IDSTART)) {
+			const char *q = scan_name(P->p, P->end);
+			pr.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
+			P->p = q;
+			continue;
+		}
+		if (c == '[') {
+			P->p++;
+			if (trivia(P) < 0)
+				return -1;
+			const char *d0 = P->p;
+			while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+				P->p++;
+			pr.array = parse_uint(d0, P->p);
+			if (trivia(P) < 0)
+				return -1;
+			if (peek(P) != ']')
+				return fail_at(P, P->p, "expected ']' in a parameter");
+			P->p++;
+			continue;
+		}
+		if (c == ',' || c == ')')
+			break;
+		return fail_at(P, c < 0 ? P->end : P->p, "unexpected character in a parameter list");
+	}
+	if (!pr.name.len)
+		return fail_at(P, s, "parameter without a name");
+	const char *e = P->p;
+	while (e > s && (cls[(unsigned char)e[-1]] & C_SPACE))
+		e--;
+	pr.text = (Span){(uint32_t)(s - P->src), (uint32_t)(e - s)};
+	VEC_PUSH(P->m->params, pr);
+	return 0;
+}
+
+/* params := '(' [ param { ',' param } ] ')' */
+static int params(P *P, int is_ret)
+{
+	P->p++;
+	if (trivia(P) < 0)
+		return -1;
+	if (peek(P) == ')') {
+		P->p++;
+		return 0;
+	}
+	for (;;) {
+		if (param(P, is_ret) < 0)
+			return -1;
+		int c = peek(P);
+		P->p++;
+		if (c == ')')
+			return 0;
+		if (trivia(P) < 0)
+			return -1;
+	}
+}
+
+/* body := { '{' body '}' | label ':' | directive | statement } '}' */
+static int body(P *P, Func *fn, const char *fstart)
+{
+	uint16_t depth = 1;
+	uint32_t stmt0 = (uint32_t)P->m->stmts.n;
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		if (at_end(P))
+			return fail_at(P, fstart, "unterminated function body: no closing '}'");
+		const char *s = P->p;
+		int c = (unsigned char)*s;
+		uint32_t nstmt = (uint32_t)P->m->stmts.n - stmt0;
+		if (c == '{') {
+			if (depth == 0xffff)
+				return fail_at(P, s, "scopes nested too deeply");
+			depth++;
+			P->p++;
+			continue;
+		}
+		if (c == '}') {
+			P->p++;
+			if (--depth == 0) {
+				fn->body_close = (uint32_t)(s - P->src);
+				return 0;
+			}
+			continue;
+		}
+		if (c == '.') {
+			const char *q = scan_directive(s, P->end);
+			P->p = q;
+			if (word_is(s, q, ".reg")) {
+				if (reg_decl(P, s, depth, nstmt) < 0)
+					return -1;
+			} else if (word_is(s, q, ".loc") || word_is(s, q, ".file")) {
+				skip_line(P);
+			} else if (word_is(s, q, ".section")) {
+				if (skip_block(P, s) < 0)
+					return -1;
+			} else if (q == s + 1) {
+				return fail_at(P, s, "unexpected '.'");
+			} else if (skip_to_semicolon(P, s) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '@') {
+			if (statement(P) < 0)
+				return -1;
+			continue;
+		}
+		if (cls[c] & C_IDSTART) {
+			const char *q = scan_name(s, P->end);
+			const char *after = q;
+			uint32_t line = P->line;
+			P->p = q;
+			if (trivia(P) < 0)
+				return -1;
+			if (peek(P) == ':' && peek2(P) != ':') {
+				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)}, nstmt, line};
+				VEC_PUSH(P->m->labels, l);
+				P->p++;
+				continue;
+			}
+			P->p = s;
+			P->line = line;
+			if (statement(P) < 0)
+				return -1;
+			continue;
+		}
+		if (c == ';')
+			return fail_at(P, s, "empty statement");
+		return fail_at(P, s, "unexpected character in a function body");
+	}
+}
+
+/*
+ * function := linkage* ('.entry'|'.func') [ '(' params ')' ] name
+ *             [ '(' params ')' ] perf-directive* ( '{' body '}' | ';' )
+ * P->p is just after the .entry/.func word; `start` is the first linkage word.
+ */
+static int function(P *P, const char *start, FuncKind kind, uint8_t flags)
+{
+	Func fn = {0};
+	fn.kind = (uint8_t)kind;
+	fn.flags = flags;
+	fn.param0 = (uint32_t)P->m->params.n;
+	fn.reg0 = (uint32_t)P->m->regs.n;
+	fn.label0 = (uint32_t)P->m->labels.n;
+	fn.stmt0 = (uint32_t)P->m->stmts.n;
+	if (trivia(P) < 0)
+		return -1;
+	if (peek(P) == '(') {
+		if (params(P, 1) < 0)
+			return -1;
+		if (trivia(P) < 0)
+			return -1;
+	}
+	int c = peek(P);
+	if (c < 0 || !(cls[c] & C_IDSTART))
+		return fail_at(P, c < 0 ? P->end : P->p, "expected a function name");
+	const char *q = scan_name(P->p, P->end);
+	fn.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
+	P->p = q;
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		c = peek(P);
+		if (c == '(') {
+			if (params(P, 0) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '.') {
+			const char *d = P->p, *e = scan_directive(d, P->end);
+			P->p = e;
+			if (word_is(d, e, ".noreturn")) {
+				fn.flags |= FNF_NORETURN;
+				continue;
+			}
+			if (word_is(d, e, ".pragma")) {
+				if (skip_to_semicolon(P, d) < 0)
+					return -1;
+				continue;
+			}
+			if (word_is(d, e, ".attribute")) {
+				if (trivia(P) < 0)
+					return -1;
+				if (peek(P) == '(') {
+					while (P->p < P->end && *P->p != ')')
+						P->p++;
+					if (at_end(P))
+						return fail_at(P, d, "unterminated '.attribute('");
+					P->p++;
+				}
+				continue;
+			}
+			/* .maxntid 128, 1, 1 / .reqntid / .minnctapersm N / .maxnreg N
+			 * / .maxclusterrank / .reqnctapercluster / .explicitcluster /
+			 * .blocksareclusters: numbers and commas. */
+			for (;;) {
+				if (trivia(P) < 0)
+					return -1;
+				int d2 = peek(P);
+				if (d2 >= 0 && ((cls[d2] & C_DIGIT) || d2 == ','))
+					P->p++;
+				else
+					break;
+			}
+			continue;
+		}
+		break;
+	}
+	fn.header = (Span){(uint32_t)(start - P->src), pos(P) - (uint32_t)(start - P->src)};
+	if (c == ';') {
+		P->p++;
+		fn.flags |= FNF_DECL;
+	} else if (c == '{') {
+		fn.body_open = pos(P);
+		P->p++;
+		if (body(P, &fn, start) < 0)
+			return -1;
+	} else
+		return fail_at(P, c < 0 ? P->end : P->p, "expected '{' or ';' after the function header");
+	fn.nparam = (uint32_t)P->m->params.n - fn.param0;
+	fn.nreg = (uint32_t)P->m->regs.n - fn.reg0;
+	fn.nlabel = (uint32_t)P->m->labels.n - fn.label0;
+	fn.nstmt = (uint32_t)P->m->stmts.n - fn.stmt0;
+	fn.text = (Span){(uint32_t)(start - P->src), pos(P) - (uint32_t)(start - P->src)};
+	VEC_PUSH(P->m->funcs, fn);
+	Item it = {fn.text, fn.name, (uint32_t)(P->m->funcs.n - 1), ITEM_FUNC};
+	VEC_PUSH(P->m->items, it);
+	return 0;
+}
+
+/*
+ * declaration := { linkage | space | directive | name | '[' N ']' } ( function | ';' )
+ * A module-level declaration that is not a line directive: a variable
+ * (through ';', initialiser included) or a function.
+ */
+static int declaration(P *P, const char *start)
+{
+	uint8_t flags = 0;
+	Span name = {0};
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		int c = peek(P);
+		if (c == '.') {
+			const char *d = P->p, *e = scan_directive(d, P->end);
+			P->p = e;
+			if (word_is(d, e, ".entry"))
+				return function(P, start, FN_ENTRY, flags);
+			if (word_is(d, e, ".func"))
+				return function(P, start, FN_FUNC, flags);
+			if (word_is(d, e, ".visible"))
+				flags |= FNF_VISIBLE;
+			else if (word_is(d, e, ".extern"))
+				flags |= FNF_EXTERN;
+			else if (word_is(d, e, ".weak"))
+				flags |= FNF_WEAK;
+			else if (word_is(d, e, ".attribute")) {
+				if (trivia(P) < 0)
+					return -1;
+				if (peek(P) == '(') {
+					while (P->p < P->end && *P->p != ')')
+						P->p++;
+					if (at_end(P))
+						return fail_at(P, d, "unterminated '.attribute('");
+					P->p++;
+				}
+			}
+			continue;
+		}
+		if (c >= 0 && (cls[c] & C_IDSTART)) {
+			const char *q = scan_name(P->p, P->end);
+			name = (Span){pos(P), (uint32_t)(q - P->p)};
+			P->p = q;
+			continue;
+		}
+		if (c >= 0 && ((cls[c] & C_DIGIT) || c == ',' || c == '<' || c == '>')) {
+			P->p++;
+			continue;
+		}
+		if (c == '[') {
+			while (P->p < P->end && *P->p != ']')
+				P->p++;
+			if (at_end(P))
+				return fail_at(P, start, "unterminated '['");
+			P->p++;
+			continue;
+		}
+		if (c == '=' || c == ';') {
+			if (skip_to_semicolon(P, start) < 0)
+				return -1;
+			Item it = {{(uint32_t)(start - P->src), pos(P) - (uint32_t)(start - P->src)},
+			           name, 0, ITEM_VAR};
+			VEC_PUSH(P->m->items, it);
+			return 0;
+		}
+		return fail_at(P, c < 0 ? P->end : P->p,
+		               c < 0 ? "unexpected end of file in a declaration"
+		                     : "unexpected character in a declaration");
+	}
+}
+
+/* module := { directive | declaration } */
+static int module(P *P)
+{
+	for (;;) {
+		if (trivia(P) < 0)
+			return -1;
+		if (at_end(P))
+			return 0;
+		const char *s = P->p;
+		if (*s != '.')
+			return fail_at(P, s, "expected a directive (this does not look like PTX)");
+		const char *q = scan_directive(s, P->end);
+		if (q == s + 1)
+			return fail_at(P, s, "expected a directive name after '.'");
+		P->p = q;
+		ItemKind kind = ITEM_OTHER;
+		Span *value = NULL;
+		if (word_is(s, q, ".version"))
+			kind = ITEM_VERSION, value = &P->m->version;
+		else if (word_is(s, q, ".target"))
+			kind = ITEM_TARGET, value = &P->m->target;
+		else if (word_is(s, q, ".address_size"))
+			kind = ITEM_ADDRESS_SIZE, value = &P->m->address_size;
+		else if (word_is(s, q, ".file") || word_is(s, q, ".loc"))
+			kind = word_is(s, q, ".file") ? ITEM_FILE : ITEM_OTHER;
+		else if (word_is(s, q, ".section")) {
+			if (skip_block(P, s) < 0)
+				return -1;
+			Item it = {{(uint32_t)(s - P->src), pos(P) - (uint32_t)(s - P->src)}, {0}, 0,
+			           ITEM_SECTION};
+			VEC_PUSH(P->m->items, it);
+			continue;
+		} else if (word_is(s, q, ".pragma") || word_is(s, q, ".alias")) {
+			if (skip_to_semicolon(P, s) < 0)
+				return -1;
+			Item it = {{(uint32_t)(s - P->src), pos(P) - (uint32_t)(s - P->src)}, {0}, 0,
+			           word_is(s, q, ".pragma") ? ITEM_PRAGMA : ITEM_OTHER};
+			VEC_PUSH(P->m->items, it);
+			continue;
+		} else {
+			P->p = s;
+			if (declaration(P, s) < 0)
+				return -1;
+			continue;
+		}
+		/* line-terminated directive */
+		const char *v0 = P->p;
+		while (v0 < P->end && (*v0 == ' ' || *v0 == '\t'))
+			v0++;
+		const char *e = skip_line(P);
+		if (value)
+			*value = (Span){(uint32_t)(v0 - P->src), e > v0 ? (uint32_t)(e - v0) : 0};
+		Item it = {{(uint32_t)(s - P->src), (uint32_t)(e - s)}, {0}, 0, (uint8_t)kind};
+		VEC_PUSH(P->m->items, it);
+	}
+}
+
+Module *ptx_parse(const char *name, const char *src, size_t len, Err *e)
+{
+	init_classes();
+	if (len >= 0xffffffffu) {
+		err_set(e, "%s: file too large (%zu bytes; at most 4 GiB)", name, len);
+		return NULL;
+	}
+	Module *m = xcalloc(1, sizeof(*m));
+	m->name = name;
+	m->src = src;
+	m->len = len;
+	arena_init(&m->arena, 0);
+	/* Size the arrays from cheap counts so a large module grows them at
+	 * most once or twice: every statement ends in ';'. */
+	size_t semis = 0;
+	for (const char *p = src, *end = src + len; p < end; p++) {
+		p = memchr(p, ';', (size_t)(end - p));
+		if (!p)
+			break;
+		semis++;
+	}
+	VEC_GROW(m->stmts, semis + 16);
+	VEC_GROW(m->opds, semis * 3 + 64);
+	P P = {name, src, src, src + len, 1, m, e, 0};
+	if (module(&P) < 0) {
+		mod_free(m);
+		return NULL;
+	}
+	if (!m->version.len) {
+		/* Every PTX module starts with .version: without it this is not
+		 * PTX (an empty file, a comment, a fragment). */
+		if (len == 0)
+			err_set(e, "%s: empty file: not a PTX module", name);
+		else
+			err_at(e, name, src, len, 0, "no '.version' directive: not a PTX module");
+		mod_free(m);
+		return NULL;
+	}
+	return m;
+}
