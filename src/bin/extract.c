@@ -1,0 +1,501 @@
+/*
+ * extract.c - the extraction engine: inputs in, NNNN-NAME.ptx and
+ * index.json out.
+ *
+ * Inputs are mapped; each PTX entry is decompressed into one reused buffer,
+ * hashed, and written from it, so the cost is decompression, one sha256 and
+ * one write per distinct module.  Identical modules are common (the same
+ * PTX is shipped once per target architecture), and are recorded in the
+ * index as skipped, with the file of the module they duplicate.
+ *
+ * Module files are numbered in the order they are written, from 0001.  The
+ * name part is the first `.entry` of the module (the first `.func` when it
+ * has no entry), sanitised for any file system and cut to 80 bytes; the
+ * full names are in the index.  Every file goes through write_file_atomic
+ * (temporary file + rename), and index.json is removed when a run starts
+ * and written when it ends, so a folder with an index is complete.
+ */
+#include "extract.h"
+
+#include "base/file.h"
+#include "base/sha256.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NAME_MAX_BYTES 80
+
+typedef struct {
+	unsigned char d[32];
+	char *file;
+} Seen;
+
+struct Extractor {
+	ExtractOpts o;
+	ExtractStats st;
+	VEC(Seen) seen;
+	size_t *slots;      /* open addressing: index+1 into seen, 0 empty */
+	size_t nslots;
+	uint8_t *buf;       /* decompression buffer, reused */
+	size_t cap;
+	cJSON *inputs, *modules, *skipped, *errors;
+};
+
+/* ---- names ---------------------------------------------------------- */
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || c == '%';
+}
+
+/* Finds the directive `dir` (e.g. ".entry") as a whole word from *pos on;
+ * returns the name after it (skipping a `.func` return list) or an empty
+ * Str at the end of the text. */
+static Str next_name(const char *t, size_t n, size_t *pos, const char *dir)
+{
+	size_t dl = strlen(dir);
+	while (*pos < n) {
+		const char *q = memmem(t + *pos, n - *pos, dir, dl);
+		if (!q)
+			break;
+		size_t at = (size_t)(q - t);
+		*pos = at + dl;
+		if ((at > 0 && !is_space(t[at - 1])) || at + dl >= n || !is_space(t[at + dl]))
+			continue;
+		size_t i = at + dl;
+		while (i < n && is_space(t[i]))
+			i++;
+		if (i < n && t[i] == '(') {   /* .func (.param .b32 r) name */
+			int depth = 0;
+			for (; i < n; i++) {
+				if (t[i] == '(')
+					depth++;
+				else if (t[i] == ')' && --depth == 0) {
+					i++;
+					break;
+				}
+			}
+			while (i < n && is_space(t[i]))
+				i++;
+		}
+		size_t b = i;
+		while (i < n && is_ident(t[i]))
+			i++;
+		if (i > b)
+			return str_of(t + b, i - b);
+	}
+	*pos = n;
+	return str_of(t + n, 0);
+}
+
+size_t extract_entry_names(const char *t, size_t n, void (*fn)(void *, Str), void *ctx)
+{
+	size_t pos = 0, count = 0;
+	for (;;) {
+		Str s = next_name(t, n, &pos, ".entry");
+		if (!s.n)
+			return count;
+		count++;
+		if (fn)
+			fn(ctx, s);
+	}
+}
+
+void extract_first_name(const char *t, size_t n, char *out, size_t cap)
+{
+	size_t pos = 0;
+	Str s = next_name(t, n, &pos, ".entry");
+	if (!s.n) {
+		pos = 0;
+		s = next_name(t, n, &pos, ".func");
+	}
+	size_t k = MIN(s.n, cap - 1);
+	memcpy(out, s.p, k);
+	out[k] = 0;
+}
+
+void extract_sanitize(const char *name, char *out, size_t max)
+{
+	size_t k = 0;
+	for (const char *p = name; *p && k < max; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && k > 0);
+		out[k++] = ok ? c : '_';
+	}
+	if (!k)
+		memcpy(out, "ptx", k = 3);
+	out[k] = 0;
+}
+
+/* ---- the engine ------------------------------------------------------ */
+
+Extractor *extract_new(const ExtractOpts *o, Err *e)
+{
+	if (o->outdir) {
+		if (mkdir_p(o->outdir, e) < 0)
+			return NULL;
+		char *ix = xmalloc(strlen(o->outdir) + 16);
+		sprintf(ix, "%s/index.json", o->outdir);
+		if (unlink(ix) < 0 && errno != ENOENT) {
+			err_set(e, "cannot remove '%s': %s", ix, strerror(errno));
+			free(ix);
+			return NULL;
+		}
+		free(ix);
+	}
+	Extractor *x = xcalloc(1, sizeof *x);
+	x->o = *o;
+	x->nslots = 1024;
+	x->slots = xcalloc(x->nslots, sizeof *x->slots);
+	x->inputs = cJSON_CreateArray();
+	x->modules = cJSON_CreateArray();
+	x->skipped = cJSON_CreateArray();
+	x->errors = cJSON_CreateArray();
+	return x;
+}
+
+static uint64_t slot_hash(const unsigned char d[32])
+{
+	uint64_t h;
+	memcpy(&h, d, 8);
+	return h;
+}
+
+/* The Seen record with digest d, or NULL. */
+static Seen *seen_find(Extractor *x, const unsigned char d[32])
+{
+	size_t m = x->nslots - 1;
+	for (size_t i = slot_hash(d) & m;; i = (i + 1) & m) {
+		if (!x->slots[i])
+			return NULL;
+		Seen *s = &x->seen.v[x->slots[i] - 1];
+		if (!memcmp(s->d, d, 32))
+			return s;
+	}
+}
+
+static void seen_add(Extractor *x, const unsigned char d[32], const char *file)
+{
+	Seen s;
+	memcpy(s.d, d, 32);
+	s.file = xstrdup(file ? file : "");
+	VEC_PUSH(x->seen, s);
+	if (x->seen.n * 2 > x->nslots) {
+		free(x->slots);
+		x->nslots *= 2;
+		x->slots = xcalloc(x->nslots, sizeof *x->slots);
+		for (size_t k = 0; k < x->seen.n; k++) {
+			size_t m = x->nslots - 1, i = slot_hash(x->seen.v[k].d) & m;
+			while (x->slots[i])
+				i = (i + 1) & m;
+			x->slots[i] = k + 1;
+		}
+		return;
+	}
+	size_t m = x->nslots - 1, i = slot_hash(d) & m;
+	while (x->slots[i])
+		i = (i + 1) & m;
+	x->slots[i] = x->seen.n;
+}
+
+static void report(Extractor *x, cJSON *input, const char *path, const char *msg)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addf(&sb, "%s: %s", path, msg);
+	x->st.errors++;
+	cJSON *n = cJSON_GetObjectItem(input, "errors");
+	cJSON_SetNumberValue(n, n->valuedouble + 1);
+	cJSON_AddItemToArray(x->errors, cJSON_CreateString(sb.p));
+	if (x->o.on_error)
+		x->o.on_error(x->o.ctx, sb.p);
+	sb_release(&sb);
+}
+
+static void add_names(void *ctx, Str s)
+{
+	char *tmp = xstrndup(s.p, s.n);
+	cJSON_AddItemToArray((cJSON *)ctx, cJSON_CreateString(tmp));
+	free(tmp);
+}
+
+static void bump(cJSON *input, const char *key)
+{
+	cJSON *n = cJSON_GetObjectItem(input, key);
+	cJSON_SetNumberValue(n, n->valuedouble + 1);
+}
+
+static cJSON *describe(const char *file, const char *path, const FatbinEntry *en,
+                       size_t size, const char *hex)
+{
+	char v[32];
+	cJSON *j = cJSON_CreateObject();
+	if (file)
+		cJSON_AddStringToObject(j, "file", file);
+	cJSON_AddStringToObject(j, "source", path);
+	cJSON_AddStringToObject(j, "section", en->section);
+	cJSON_AddNumberToObject(j, "container_offset", (double)en->container_off);
+	cJSON_AddNumberToObject(j, "entry_offset", (double)en->entry_off);
+	snprintf(v, sizeof v, "sm_%u", en->arch);
+	cJSON_AddStringToObject(j, "arch", v);
+	snprintf(v, sizeof v, "%u.%u", en->ptx_major, en->ptx_minor);
+	cJSON_AddStringToObject(j, "ptx_version", v);
+	cJSON_AddStringToObject(j, "compression", fatbin_codec_name(en->codec));
+	cJSON_AddNumberToObject(j, "size", (double)size);
+	cJSON_AddStringToObject(j, "sha256", hex);
+	return j;
+}
+
+/* One PTX entry: decompress, hash, write or skip. */
+static int one_entry(Extractor *x, cJSON *input, const char *path, const FatbinEntry *en,
+                     Err *e)
+{
+	x->st.ptx_entries++;
+	bump(input, "ptx_entries");
+	ExtractModule m = {path, en, NULL, 0, NULL, NULL, NULL, NULL, false};
+	if (x->o.arch && en->arch != x->o.arch) {
+		x->st.filtered++;
+		bump(input, "filtered");
+		m.filtered = true;
+		if (x->o.on_module)
+			x->o.on_module(x->o.ctx, &m);
+		return 0;
+	}
+	Err de = ERR_INIT;
+	size_t len;
+	if (fatbin_entry_data(en, &x->buf, &x->cap, &len, &de) < 0) {
+		report(x, input, path, err_msg(&de));
+		err_release(&de);
+		return 0;
+	}
+	err_release(&de);
+	unsigned char d[32];
+	char hex[65], name[512];
+	Sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, x->buf, len);
+	sha256_final(&h, d);
+	sha256_tohex(d, hex);
+	extract_first_name((const char *)x->buf, len, name, sizeof name);
+	m.text = (const char *)x->buf;
+	m.size = len;
+	m.sha256 = hex;
+	m.name = name;
+
+	Seen *dup = seen_find(x, d);
+	if (dup) {
+		x->st.skipped++;
+		bump(input, "skipped");
+		m.duplicate_of = dup->file;
+		cJSON *j = describe(NULL, path, en, len, hex);
+		cJSON_AddStringToObject(j, "duplicate_of", dup->file);
+		cJSON_AddItemToArray(x->skipped, j);
+		if (x->o.on_module)
+			x->o.on_module(x->o.ctx, &m);
+		return 0;
+	}
+	char file[NAME_MAX_BYTES + 32], safe[NAME_MAX_BYTES + 1];
+	extract_sanitize(name, safe, NAME_MAX_BYTES);
+	snprintf(file, sizeof file, "%04u-%s.ptx", x->st.written + 1, safe);
+	if (x->o.outdir) {
+		StrBuf full = STRBUF_INIT;
+		sb_addf(&full, "%s/%s", x->o.outdir, file);
+		int rc = write_file_atomic(full.p, x->buf, len, e);
+		sb_release(&full);
+		if (rc < 0)
+			return -1;
+		x->st.bytes_written += len;
+		m.file = file;
+	}
+	x->st.written++;
+	bump(input, "written");
+	seen_add(x, d, file);
+	cJSON *j = describe(file, path, en, len, hex);
+	cJSON *names = cJSON_AddArrayToObject(j, "entries");
+	extract_entry_names((const char *)x->buf, len, add_names, names);
+	cJSON_AddItemToArray(x->modules, j);
+	if (x->o.on_module)
+		x->o.on_module(x->o.ctx, &m);
+	return 0;
+}
+
+int extract_file(Extractor *x, const char *path, Err *e)
+{
+	x->st.files++;
+	cJSON *input = cJSON_CreateObject();
+	cJSON_AddStringToObject(input, "path", path);
+	cJSON *fmt = cJSON_AddStringToObject(input, "format", "unreadable");
+	static const char *const keys[] = {"containers", "ptx_entries", "written",
+	                                   "skipped",    "filtered",    "errors"};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		cJSON_AddNumberToObject(input, keys[i], 0);
+	cJSON_AddItemToArray(x->inputs, input);
+
+	MapFile mf;
+	Err me = ERR_INIT;
+	if (map_open(&mf, path, &me) < 0) {
+		/* map_open's message names the file already. */
+		x->st.errors++;
+		bump(input, "errors");
+		cJSON_AddItemToArray(x->errors, cJSON_CreateString(err_msg(&me)));
+		if (x->o.on_error)
+			x->o.on_error(x->o.ctx, err_msg(&me));
+		err_release(&me);
+		return 0;
+	}
+	err_release(&me);
+	if (mf.n == 0) {
+		report(x, input, path, "offset 0x0: empty file");
+		map_close(&mf);
+		return 0;
+	}
+	ObjFile obj;
+	obj_regions(&obj, mf.p, mf.n);
+	cJSON_SetValuestring(fmt, obj_kind_name(obj.kind));
+	FatbinScan s;
+	fatbin_scan_init(&s, mf.p, mf.n, &obj);
+	int rc = 0;
+	for (;;) {
+		FatbinEntry en;
+		Err se = ERR_INIT;
+		int r = fatbin_scan_next(&s, &en, &se);
+		if (r < 0)
+			report(x, input, path, err_msg(&se));
+		err_release(&se);
+		if (r == 0)
+			break;
+		if (r > 0 && en.kind == FATBIN_PTX && one_entry(x, input, path, &en, e) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	x->st.containers += s.containers;
+	cJSON_SetNumberValue(cJSON_GetObjectItem(input, "containers"), s.containers);
+	if (rc == 0 && s.containers == 0 && obj.kind == OBJ_UNKNOWN)
+		report(x, input, path,
+		       "offset 0x0: not an ELF, PE/COFF or fatbin file, and no fatbin "
+		       "container in it");
+	obj_release(&obj);
+	map_close(&mf);
+	return rc;
+}
+
+/* Is `name` one of ours: NNNN-*.ptx with at least four digits? */
+static bool ours(const char *name)
+{
+	size_t d = 0, n = strlen(name);
+	while (name[d] >= '0' && name[d] <= '9')
+		d++;
+	return d >= 4 && name[d] == '-' && n > 4 && !strcmp(name + n - 4, ".ptx");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Removes NNNN-*.ptx files an earlier run left that this run did not write. */
+static int remove_stale(Extractor *x, Err *e)
+{
+	DIR *dir = opendir(x->o.outdir);
+	if (!dir)
+		return err_set(e, "cannot read directory '%s': %s", x->o.outdir, strerror(errno));
+	char **mine = xmalloc((x->seen.n + 1) * sizeof *mine);
+	for (size_t i = 0; i < x->seen.n; i++)
+		mine[i] = x->seen.v[i].file;
+	qsort(mine, x->seen.n, sizeof *mine, cmp_str);
+	struct dirent *de;
+	int rc = 0;
+	while ((de = readdir(dir))) {
+		const char *nm = de->d_name;
+		if (!ours(nm))
+			continue;
+		if (bsearch(&nm, mine, x->seen.n, sizeof *mine, cmp_str))
+			continue;
+		StrBuf p = STRBUF_INIT;
+		sb_addf(&p, "%s/%s", x->o.outdir, nm);
+		if (unlink(p.p) < 0 && errno != ENOENT)
+			rc = err_set(e, "cannot remove stale '%s': %s", p.p, strerror(errno));
+		sb_release(&p);
+	}
+	closedir(dir);
+	free(mine);
+	return rc;
+}
+
+int extract_finish(Extractor *x, Err *e)
+{
+	if (!x->o.outdir)
+		return 0;
+	if (remove_stale(x, e) < 0)
+		return -1;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "generator", "d4r-splice extract");
+	cJSON_AddNumberToObject(root, "format", 1);
+	if (x->o.arch) {
+		char a[16];
+		snprintf(a, sizeof a, "sm_%u", x->o.arch);
+		cJSON_AddStringToObject(root, "arch_filter", a);
+	} else {
+		cJSON_AddNullToObject(root, "arch_filter");
+	}
+	cJSON *tot = cJSON_AddObjectToObject(root, "totals");
+	cJSON_AddNumberToObject(tot, "files", x->st.files);
+	cJSON_AddNumberToObject(tot, "containers", x->st.containers);
+	cJSON_AddNumberToObject(tot, "ptx_entries", x->st.ptx_entries);
+	cJSON_AddNumberToObject(tot, "written", x->st.written);
+	cJSON_AddNumberToObject(tot, "skipped", x->st.skipped);
+	cJSON_AddNumberToObject(tot, "filtered", x->st.filtered);
+	cJSON_AddNumberToObject(tot, "errors", x->st.errors);
+	cJSON_AddNumberToObject(tot, "bytes_written", (double)x->st.bytes_written);
+	/* Move the arrays into the root; the extractor no longer owns them. */
+	cJSON_AddItemToObject(root, "inputs", x->inputs);
+	cJSON_AddItemToObject(root, "modules", x->modules);
+	cJSON_AddItemToObject(root, "skipped", x->skipped);
+	cJSON_AddItemToObject(root, "errors", x->errors);
+	x->inputs = x->modules = x->skipped = x->errors = NULL;
+	char *txt = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!txt)
+		die_oom(0);
+	StrBuf p = STRBUF_INIT;
+	sb_addf(&p, "%s/index.json", x->o.outdir);
+	size_t n = strlen(txt);
+	txt[n] = '\n';   /* cJSON_Print's NUL becomes the final newline */
+	int rc = write_file_atomic(p.p, txt, n + 1, e);
+	sb_release(&p);
+	cJSON_free(txt);
+	return rc;
+}
+
+const ExtractStats *extract_stats(const Extractor *x)
+{
+	return &x->st;
+}
+
+void extract_free(Extractor *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->seen.n; i++)
+		free(x->seen.v[i].file);
+	VEC_FREE(x->seen);
+	free(x->slots);
+	free(x->buf);
+	cJSON_Delete(x->inputs);
+	cJSON_Delete(x->modules);
+	cJSON_Delete(x->skipped);
+	cJSON_Delete(x->errors);
+	free(x);
+}
