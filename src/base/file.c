@@ -1,7 +1,6 @@
 /*
  * file.c - mapped inputs, atomic outputs.
  */
-#define _GNU_SOURCE
 #include "file.h"
 
 #include <errno.h>
@@ -30,7 +29,7 @@ int map_open(MapFile *mf, const char *path, Err *e)
 	}
 	mf->path = xstrdup(path);
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (p != MAP_FAILED) {
 			close(fd);
 			mf->p = p;

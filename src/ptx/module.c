@@ -19,38 +19,40 @@ const char *op_name(Op op)
 }
 
 /* A small open-addressing table from the first opcode component to Op,
- * built on first use.  Opcode lookup runs once per statement. */
-static uint16_t op_table[512];
+ * built on first use.  Opcode lookup runs once per statement, so the hash
+ * looks at the length and two bytes only. */
+static uint16_t op_table[1024];
+static uint8_t op_len[OP__COUNT];
 
-static uint32_t hash(const char *s, size_t n)
+static inline uint32_t hash(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	return ((unsigned char)s[0] * 31u + (unsigned char)s[n - 1] * 7u + (unsigned char)s[n > 1] * 3u + (uint32_t)n * 131u) & 1023u;
 }
 
 static void build_table(void)
 {
 	for (int op = 1; op < OP__COUNT; op++) {
 		const char *s = op_names[op];
-		uint32_t h = hash(s, strlen(s)) & 511;
+		op_len[op] = (uint8_t)strlen(s);
+		uint32_t h = hash(s, op_len[op]);
 		while (op_table[h])
-			h = (h + 1) & 511;
+			h = (h + 1) & 1023u;
 		op_table[h] = (uint16_t)op;
 	}
 }
 
 Op op_lookup(const char *s, size_t n)
 {
-	if (!op_table[hash("ld", 2) & 511] && !op_table[(hash("ld", 2) + 1) & 511])
+	if (UNLIKELY(!op_len[OP_LD]))
 		build_table();
-	uint32_t h = hash(s, n) & 511;
+	if (n == 0 || n > 32)
+		return OP_UNKNOWN;
+	uint32_t h = hash(s, n);
 	while (op_table[h]) {
-		const char *t = op_names[op_table[h]];
-		if (strlen(t) == n && memcmp(t, s, n) == 0)
-			return (Op)op_table[h];
-		h = (h + 1) & 511;
+		int op = op_table[h];
+		if (op_len[op] == n && memcmp(op_names[op], s, n) == 0)
+			return (Op)op;
+		h = (h + 1) & 1023u;
 	}
 	return OP_UNKNOWN;
 }

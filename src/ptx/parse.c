@@ -37,14 +37,15 @@
 #include <string.h>
 
 /* Character classes. */
-enum { C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16 };
+enum { C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16, C_TRIV = 32, C_OPC = 64 };
 static unsigned char cls[256];
 
 static void init_classes(void)
 {
 	if (cls['a'])
 		return;
-	cls[' '] = cls['\t'] = cls['\r'] = cls['\n'] = cls['\f'] = cls['\v'] = C_SPACE;
+	cls[' '] = cls['\t'] = cls['\r'] = cls['\n'] = cls['\f'] = cls['\v'] = C_SPACE | C_TRIV;
+	cls['/'] = C_TRIV;
 	for (int c = 'a'; c <= 'z'; c++)
 		cls[c] = C_IDSTART | C_IDCONT;
 	for (int c = 'A'; c <= 'Z'; c++)
@@ -57,6 +58,10 @@ static void init_classes(void)
 		cls[c] |= C_HEX;
 	for (int c = 'A'; c <= 'F'; c++)
 		cls[c] |= C_HEX;
+	for (int c = 0; c < 256; c++)
+		if (cls[c] & C_IDCONT)
+			cls[c] |= C_OPC;
+	cls['.'] |= C_OPC;
 }
 
 typedef struct {
@@ -66,26 +71,26 @@ typedef struct {
 	Module *m;
 	Err *e;
 	int failed;
-} P;
+} Parser;
 
-static inline int at_end(const P *P)
+static inline int at_end(const Parser *P)
 {
 	return P->p >= P->end;
 }
-static inline int peek(const P *P)
+static inline int peek(const Parser *P)
 {
 	return P->p < P->end ? (unsigned char)*P->p : -1;
 }
-static inline int peek2(const P *P)
+static inline int peek2(const Parser *P)
 {
 	return P->p + 1 < P->end ? (unsigned char)P->p[1] : -1;
 }
-static inline uint32_t pos(const P *P)
+static inline uint32_t pos(const Parser *P)
 {
 	return (uint32_t)(P->p - P->src);
 }
 
-static int fail_at(P *P, const char *at, const char *what)
+static int fail_at(Parser *P, const char *at, const char *what)
 {
 	if (!P->failed)
 		err_at(P->e, P->name, P->src, (size_t)(P->end - P->src),
@@ -95,7 +100,7 @@ static int fail_at(P *P, const char *at, const char *what)
 }
 
 /* trivia := { whitespace | '//' ... newline | '/ *' ... '* /' } */
-static int trivia(P *P)
+static int trivia_slow(Parser *P)
 {
 	const char *p = P->p, *end = P->end;
 	for (;;) {
@@ -131,6 +136,15 @@ static int trivia(P *P)
 	}
 	P->p = p;
 	return 0;
+}
+
+/* Most calls find no trivia at all (the next byte is ',' or ';'): answer
+ * those without a call. */
+static inline int trivia(Parser *P)
+{
+	if (LIKELY(P->p < P->end) && !(cls[(unsigned char)*P->p] & C_TRIV))
+		return 0;
+	return trivia_slow(P);
 }
 
 /* Scans [A-Za-z0-9_$]* from p. */
@@ -169,19 +183,9 @@ static inline int word_is(const char *p, const char *q, const char *w)
 	return (size_t)(q - p) == n && memcmp(p, w, n) == 0;
 }
 
-static void count_lines(P *P, const char *from, const char *to)
-{
-	for (const char *q = from; q < to; q++) {
-		q = memchr(q, '\n', (size_t)(to - q));
-		if (!q)
-			break;
-		P->line++;
-	}
-}
-
 /* Skips to the end of the line (for line-terminated directives); returns the
  * end of the directive's text (trailing blanks and comment excluded). */
-static const char *skip_line(P *P)
+static const char *skip_line(Parser *P)
 {
 	const char *p = P->p, *end = P->end, *last = p;
 	while (p < end && *p != '\n') {
@@ -205,7 +209,7 @@ static const char *skip_line(P *P)
 }
 
 /* Skips a string literal at P->p ('"'). */
-static int skip_string(P *P)
+static int skip_string(Parser *P)
 {
 	const char *p = P->p + 1;
 	while (p < P->end && *p != '"') {
@@ -225,7 +229,7 @@ static int skip_string(P *P)
  * hold braces and commas).  Stops with an error at a '}' that would close an
  * enclosing scope.
  */
-static int skip_to_semicolon(P *P, const char *start)
+static int skip_to_semicolon(Parser *P, const char *start)
 {
 	int depth = 0;
 	while (P->p < P->end) {
@@ -255,7 +259,7 @@ static int skip_to_semicolon(P *P, const char *start)
 }
 
 /* section := '.section' name '{' balanced '}' */
-static int skip_block(P *P, const char *start)
+static int skip_block(Parser *P, const char *start)
 {
 	if (trivia(P) < 0)
 		return -1;
@@ -288,7 +292,27 @@ static int skip_block(P *P, const char *start)
 
 /* ---- operands ------------------------------------------------------------ */
 
-static uint32_t push_opd(P *P, const char *at, OpdKind kind)
+/* Pushes a leaf operand whose extent is known. */
+static inline int push_leaf(Parser *P, const char *at, const char *end, OpdKind kind)
+{
+	Module *m = P->m;
+	if (UNLIKELY(m->opds.n == m->opds.cap))
+		VEC_GROW(m->opds, m->opds.n + 1);
+	size_t len = (size_t)(end - at);
+	if (UNLIKELY(len > 0xffff))
+		return fail_at(P, at, "operand too long");
+	Operand *o = &m->opds.v[m->opds.n++];
+	o->off = (uint32_t)(at - P->src);
+	o->len = (uint16_t)len;
+	o->sub = 0;
+	o->kind = (uint8_t)kind;
+	o->flags = 0;
+	o->addr_terms = 0;
+	o->pad = 0;
+	return 0;
+}
+
+static uint32_t push_opd(Parser *P, const char *at, OpdKind kind)
 {
 	Operand o = {0};
 	o.off = (uint32_t)(at - P->src);
@@ -297,7 +321,7 @@ static uint32_t push_opd(P *P, const char *at, OpdKind kind)
 	return (uint32_t)(P->m->opds.n - 1);
 }
 
-static int finish_opd(P *P, uint32_t i, const char *end)
+static int finish_opd(Parser *P, uint32_t i, const char *end)
 {
 	Operand *o = &P->m->opds.v[i];
 	size_t len = (size_t)(end - P->src) - o->off;
@@ -311,7 +335,7 @@ static int finish_opd(P *P, uint32_t i, const char *end)
 
 /* number := ['-'] ( 0f hex8 | 0d hex16 | 0x hex+ | 0b [01]+ | digits
  *            [ '.' digits ] [ e [+-] digits ] ) [ 'U' ] */
-static int number(P *P)
+static int number(Parser *P)
 {
 	const char *s = P->p, *p = s, *end = P->end;
 	OpdKind kind = OPD_INT;
@@ -353,16 +377,15 @@ static int number(P *P)
 		p++;
 	if (p < end && (cls[(unsigned char)*p] & C_IDCONT))
 		return fail_at(P, s, "malformed number");
-	uint32_t i = push_opd(P, s, kind);
 	P->p = p;
-	return finish_opd(P, i, p);
+	return push_leaf(P, s, p, kind);
 }
 
-static int operand(P *P, int depth);
+static int operand(Parser *P, int depth);
 
 /* A bracketed list: open ( elem { ',' elem } )? close.  Empty lists are
  * allowed for '(' only. */
-static int bracketed(P *P, char close, OpdKind kind, int depth, int addr)
+static int bracketed(Parser *P, char close, OpdKind kind, int depth, int addr)
 {
 	const char *s = P->p;
 	uint32_t i = push_opd(P, s, kind);
@@ -440,7 +463,7 @@ static int bracketed(P *P, char close, OpdKind kind, int depth, int addr)
 
 /* operand := ['!'] ( '{' ... '}' | '[' ... ']' | '(' ... ')' | number
  *            | name ['|' name] | name ('+'|'-') number | '_' | string ) */
-static int operand(P *P, int depth)
+static int operand(Parser *P, int depth)
 {
 	if (depth > 32)
 		return fail_at(P, P->p, "operand nested too deeply");
@@ -485,8 +508,6 @@ static int operand(P *P, int depth)
 	OpdKind kind = *s == '%' ? OPD_REG : (q == s + 1 && *s == '_') ? OPD_SINK : OPD_IDENT;
 	/* A name followed by '|' (predicate pair) or '+'/'-' number (symbol
 	 * offset) becomes a compound operand. */
-	const char *save = q;
-	uint32_t saveline = P->line;
 	P->p = q;
 	if (trivia(P) < 0)
 		return -1;
@@ -514,10 +535,8 @@ static int operand(P *P, int depth)
 		}
 		return finish_opd(P, i, P->p);
 	}
-	P->p = save;
-	P->line = saveline;
-	uint32_t i = push_opd(P, s, kind);
-	return finish_opd(P, i, q);
+	/* A plain name: P->p stays after the trivia that follows it. */
+	return push_leaf(P, s, q, kind);
 }
 
 /* ---- statements ---------------------------------------------------------- */
@@ -538,7 +557,7 @@ static int is_mma(const Module *m, const Stmt *s)
 
 /* statement := [ '@' ['!'] pred ] opcode [ operand { ',' operand } ] ';'
  * P->p is at '@' or at the opcode's first character. */
-static int statement(P *P)
+static int statement(Parser *P)
 {
 	Stmt st = {0};
 	const char *s = P->p;
@@ -556,8 +575,7 @@ static int statement(P *P)
 		if (c < 0 || !(cls[c] & C_IDSTART))
 			return fail_at(P, c < 0 ? P->end : P->p, "expected a predicate after '@'");
 		const char *q = scan_name(P->p, P->end);
-		uint32_t i = push_opd(P, P->p, *P->p == '%' ? OPD_REG : OPD_IDENT);
-		if (finish_opd(P, i, q) < 0)
+		if (push_leaf(P, P->p, q, *P->p == '%' ? OPD_REG : OPD_IDENT) < 0)
 			return -1;
 		P->p = q;
 		if (trivia(P) < 0)
@@ -568,14 +586,17 @@ static int statement(P *P)
 		return fail_at(P, op >= end ? end : op, "expected an instruction");
 	const char *q = scan_idcont(op + 1, end);
 	st.op = (uint16_t)op_lookup(op, (size_t)(q - op));
+	/* modifiers: ( '.' word | '::' word )* */
 	for (;;) {
-		if (q + 1 < end && *q == '.' && (cls[(unsigned char)q[1]] & C_IDCONT))
-			q = scan_idcont(q + 1, end);
-		else if (q + 2 < end && q[0] == ':' && q[1] == ':' && (cls[(unsigned char)q[2]] & C_IDCONT))
-			q = scan_idcont(q + 2, end);
+		while (q < end && (cls[(unsigned char)*q] & C_OPC))
+			q++;
+		if (q + 2 < end && q[0] == ':' && q[1] == ':' && (cls[(unsigned char)q[2]] & C_IDCONT))
+			q += 2;
 		else
 			break;
 	}
+	while (q[-1] == '.') /* a trailing '.' is not part of the opcode */
+		q--;
 	if ((size_t)(q - op) > 0xffff || (size_t)(op - s) > 0xffff)
 		return fail_at(P, op, "instruction too long");
 	st.oplen = (uint16_t)(q - op);
@@ -643,7 +664,7 @@ static uint32_t parse_uint(const char *p, const char *q)
 
 /* regdecl := '.reg' { directive } name [ '<' N '>' | '[' N ']' ]
  *            { ',' name [...] } ';' */
-static int reg_decl(P *P, const char *start, uint16_t depth, uint32_t stmt)
+static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 {
 	Span type = {0};
 	uint8_t vec = 0;
@@ -733,7 +754,7 @@ static int reg_decl(P *P, const char *start, uint16_t depth, uint32_t stmt)
 }
 
 /* param := ('.param'|'.reg') { directive | N } name [ '[' N ']' ] */
-static int param(P *P, int is_ret)
+static int param(Parser *P, int is_ret)
 {
 	Param pr = {0};
 	const char *s = P->p;
@@ -798,7 +819,7 @@ static int param(P *P, int is_ret)
 }
 
 /* params := '(' [ param { ',' param } ] ')' */
-static int params(P *P, int is_ret)
+static int params(Parser *P, int is_ret)
 {
 	P->p++;
 	if (trivia(P) < 0)
@@ -820,7 +841,7 @@ static int params(P *P, int is_ret)
 }
 
 /* body := { '{' body '}' | label ':' | directive | statement } '}' */
-static int body(P *P, Func *fn, const char *fstart)
+static int body(Parser *P, Func *fn, const char *fstart)
 {
 	uint16_t depth = 1;
 	uint32_t stmt0 = (uint32_t)P->m->stmts.n;
@@ -899,7 +920,7 @@ static int body(P *P, Func *fn, const char *fstart)
  *             [ '(' params ')' ] perf-directive* ( '{' body '}' | ';' )
  * P->p is just after the .entry/.func word; `start` is the first linkage word.
  */
-static int function(P *P, const char *start, FuncKind kind, uint8_t flags)
+static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 {
 	Func fn = {0};
 	fn.kind = (uint8_t)kind;
@@ -998,7 +1019,7 @@ static int function(P *P, const char *start, FuncKind kind, uint8_t flags)
  * A module-level declaration that is not a line directive: a variable
  * (through ';', initialiser included) or a function.
  */
-static int declaration(P *P, const char *start)
+static int declaration(Parser *P, const char *start)
 {
 	uint8_t flags = 0;
 	Span name = {0};
@@ -1065,7 +1086,7 @@ static int declaration(P *P, const char *start)
 }
 
 /* module := { directive | declaration } */
-static int module(P *P)
+static int module(Parser *P)
 {
 	for (;;) {
 		if (trivia(P) < 0)
@@ -1144,7 +1165,7 @@ Module *ptx_parse(const char *name, const char *src, size_t len, Err *e)
 	}
 	VEC_GROW(m->stmts, semis + 16);
 	VEC_GROW(m->opds, semis * 3 + 64);
-	P P = {name, src, src, src + len, 1, m, e, 0};
+	Parser P = {name, src, src, src + len, 1, m, e, 0};
 	if (module(&P) < 0) {
 		mod_free(m);
 		return NULL;

@@ -1,0 +1,168 @@
+/*
+ * driver.h - the CUDA driver, loaded at run time, and the JIT.
+ *
+ * libcuda is never linked: gpu_driver_load dlopens "libcuda.so.1" and looks
+ * up the entry points this program uses, versioned names first (nvtop's
+ * way), into the table `gpu_cu`.  Without a driver every verb that needs no
+ * GPU works; the GPU verbs get "no CUDA driver: ..." and exit 2.
+ *
+ * cuda.h is included for its types and enums only.  Its macros rename some
+ * API names to versioned ones (cuMemAlloc -> cuMemAlloc_v2); the table's
+ * members go through the same macros, so `gpu_cu.cuMemAlloc(...)` reads
+ * like the API and calls the versioned entry point.
+ */
+#ifndef D4R_GPU_DRIVER_H
+#define D4R_GPU_DRIVER_H
+
+#include "base/base.h"
+#include "base/err.h"
+#include "base/strbuf.h"
+
+#include <cuda.h>
+
+#define GPU_CU_FUNCS(X)                                                         \
+	X(cuInit)                                                                   \
+	X(cuDriverGetVersion)                                                       \
+	X(cuDeviceGet)                                                              \
+	X(cuDeviceGetCount)                                                         \
+	X(cuDeviceGetName)                                                          \
+	X(cuDeviceGetAttribute)                                                     \
+	X(cuDevicePrimaryCtxRetain)                                                 \
+	X(cuDevicePrimaryCtxRelease)                                                \
+	X(cuCtxSetCurrent)                                                          \
+	X(cuCtxSynchronize)                                                         \
+	X(cuCtxGetDevice)                                                           \
+	X(cuGetErrorName)                                                           \
+	X(cuGetErrorString)                                                         \
+	X(cuModuleLoadDataEx)                                                       \
+	X(cuModuleLoadData)                                                         \
+	X(cuModuleUnload)                                                           \
+	X(cuModuleGetFunction)                                                      \
+	X(cuFuncSetAttribute)                                                       \
+	X(cuFuncGetAttribute)                                                       \
+	X(cuLinkCreate)                                                             \
+	X(cuLinkAddData)                                                            \
+	X(cuLinkComplete)                                                           \
+	X(cuLinkDestroy)                                                            \
+	X(cuMemAlloc)                                                               \
+	X(cuMemFree)                                                                \
+	X(cuMemcpyHtoD)                                                             \
+	X(cuMemcpyDtoH)                                                             \
+	X(cuMemsetD8)                                                               \
+	X(cuArray3DCreate)                                                          \
+	X(cuArrayDestroy)                                                           \
+	X(cuMemcpy2D)                                                               \
+	X(cuTexObjectCreate)                                                        \
+	X(cuTexObjectDestroy)                                                       \
+	X(cuSurfObjectCreate)                                                       \
+	X(cuSurfObjectDestroy)                                                      \
+	X(cuLaunchKernel)                                                           \
+	X(cuStreamCreate)                                                           \
+	X(cuStreamDestroy)                                                          \
+	X(cuStreamSynchronize)                                                      \
+	X(cuEventCreate)                                                            \
+	X(cuEventRecord)                                                            \
+	X(cuEventSynchronize)                                                       \
+	X(cuEventElapsedTime)                                                       \
+	X(cuEventDestroy)
+
+typedef struct {
+	void *lib;
+	int driver_version;        /* cuDriverGetVersion, e.g. 13000 */
+#define GPU_CU_MEMBER(name) __typeof__(name) *name;
+	GPU_CU_FUNCS(GPU_CU_MEMBER)
+#undef GPU_CU_MEMBER
+} GpuDriver;
+
+extern GpuDriver gpu_cu;
+
+/*
+ * Loads libcuda.so.1 and every entry point (once; later calls return the
+ * first answer).  -1 with "no CUDA driver: libcuda.so.1: <dlerror>" when
+ * the library is absent, or naming the missing symbol.  Does not call
+ * cuInit: that belongs to the child process that uses the GPU (a process
+ * must not fork after cuInit and use CUDA in the child).
+ */
+int gpu_driver_load(Err *e);
+
+/* `what`: CUDA_ERROR_NAME (code): description.  Returns -1 (or 0 when r is
+ * CUDA_SUCCESS). */
+int gpu_cu_check(CUresult r, const char *what, Err *e);
+/* A sticky error of a kernel (illegal address, misaligned address, launch
+ * failure, illegal instruction, trap...): the context is lost. */
+bool gpu_cu_is_fault(CUresult r);
+
+/* cuInit, device `ordinal`, its primary context made current. */
+typedef struct {
+	CUdevice dev;
+	CUcontext ctx;
+	char name[128];
+	int cc_major, cc_minor;
+} GpuContext;
+int gpu_context_open(int ordinal, GpuContext *c, Err *e);
+void gpu_context_close(GpuContext *c);
+
+/*
+ * Called for a PTX line named in a JIT error log, so the caller can say
+ * where that line came from (the splicer maps spliced lines back to the
+ * template).  Appends to `out`; may append nothing.
+ */
+typedef void (*GpuLineNote)(void *ctx, unsigned ptx_line, StrBuf *out);
+
+typedef struct {
+	const char *name;          /* the module's name in messages and logs */
+	bool no_cache;             /* neither read nor write the image cache */
+	const char *cache_dir;     /* NULL: gpu_cache_dir() */
+	bool verbose;              /* CU_JIT_LOG_VERBOSE (register use per function) */
+	int opt_level;             /* CU_JIT_OPTIMIZATION_LEVEL 0-4; -1 the driver's default */
+	GpuLineNote line_note;
+	void *line_ctx;
+} GpuJitOptions;
+
+typedef struct {
+	CUmodule module;
+	double seconds;            /* wall time of the whole JIT (or cache load) */
+	float driver_ms;           /* CU_JIT_WALL_TIME as the driver measured it */
+	bool cached;               /* the compiled image came from the cache */
+	char key[65];              /* cache key (sha256), "" with no_cache */
+	char *info_log;            /* whole info log, malloc'd ("" when none) */
+	char *error_log;           /* whole error log, malloc'd ("" when none) */
+} GpuJitResult;
+
+/*
+ * JIT-compiles ptx[0..n) for the current context's device and loads it.
+ *
+ * Without no_cache: the image cache is looked up by
+ * sha256(PTX, driver version, device compute capability, JIT options); a
+ * hit is loaded with cuModuleLoadData, a miss is compiled with
+ * cuLinkCreate / cuLinkAddData / cuLinkComplete (which hands back the
+ * cubin), stored, then loaded.  With no_cache: cuModuleLoadDataEx.
+ *
+ * On failure: -1; the message holds the error log, and for every PTX line
+ * the log names ("line N"), that line of the PTX (and the line_note's
+ * words).  r->info_log / r->error_log hold the whole logs either way.
+ */
+int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e);
+void gpu_jit_result_release(GpuJitResult *r);
+
+/* $XDG_CACHE_HOME/d4r-splice, else ~/.cache/d4r-splice (malloc'd), or
+ * NULL when neither is known. */
+char *gpu_cache_dir(void);
+
+/*
+ * The cache key of a compile (pure; testable without a GPU): lower-case
+ * hex sha256 of the PTX, the driver version, the target "sm_MN" and the
+ * option string.
+ */
+void gpu_cache_key(const char *ptx, size_t n, int driver_version, int cc_major,
+                   int cc_minor, const char *options, char out[65]);
+
+/*
+ * Appends, for each distinct "line N" in `log` (at most `max`), the PTX
+ * line N of ptx[0..n) as "    N | text", and the note callback's words.
+ * Pure; testable without a GPU.
+ */
+void gpu_log_lines(const char *log, const char *ptx, size_t n, unsigned max,
+                   GpuLineNote note, void *note_ctx, StrBuf *out);
+
+#endif
