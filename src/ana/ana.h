@@ -1,0 +1,143 @@
+/*
+ * ana.h - analyses over one function of a parsed module.
+ *
+ *   dataflow.c  registers, def-use, control-flow graph, liveness, reaching
+ *               definitions, the cut interface of a statement range and its
+ *               memory effects (with the read/write-dependency verdict)
+ *   addr.c      address tracking: (base, variable part, constant offset) of
+ *               every memory access
+ *   phases.c    mma phases, gemm fields, operand sources, epilogues
+ *
+ * Statement numbers are function-local (sN as printed), 0-based.
+ * Nothing here prints or exits: errors go to the Err given.
+ */
+#ifndef D4R_ANA_H
+#define D4R_ANA_H
+
+#include "base/err.h"
+#include "base/strbuf.h"
+#include "ptx/module.h"
+
+/* ---- dataflow ------------------------------------------------------------ */
+
+typedef struct {
+	Str name;        /* "%r12", "%tid.x", "low" (inline-asm names without %) */
+	Str type;        /* ".b32", ".pred", ... from the declaration; empty for
+	                    special registers and undeclared names */
+	uint32_t bits;   /* width of one element: 1 for .pred, 16, 32, 64 ... */
+	uint8_t vec;     /* .v2/.v4 register, else 0 */
+	uint8_t special; /* %tid.x, %laneid, %ctaid.y, %clock ...: read-only */
+} RegInfo;
+
+typedef struct Dataflow Dataflow;
+
+/*
+ * Builds the dataflow of function f: interns every register the function
+ * declares or names (ranges `%r<N>` expand lazily: a name is a register if a
+ * declaration covers it), records each statement's defined and used
+ * registers, builds basic blocks (split at labels and after bra/brx/ret/exit/
+ * trap and guarded branches), and solves liveness and reaching definitions.
+ * Which operands are defined and which used is decided by the opcode:
+ * stores, branches and barriers define nothing; mma/wmma/wgmma define D and
+ * use A, B, C; atom/red/ld define their destination; a guard is a use.
+ */
+Dataflow *df_build(const Module *m, const Func *f, Err *e);
+void df_free(Dataflow *df);
+
+const Module *df_module(const Dataflow *df);
+const Func *df_func(const Dataflow *df);
+uint32_t df_nregs(const Dataflow *df);
+const RegInfo *df_reg(const Dataflow *df, uint32_t reg);
+/* Register id of a name, or -1 if the function has no such register. */
+int64_t df_reg_find(const Dataflow *df, Str name);
+/* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
+int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index);
+
+/* Registers defined / used by statement i (ids, in operand order). */
+const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
+const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n);
+
+enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
+/*
+ * The statement whose definition of `reg` reaches the use at statement
+ * `stmt`: its index, DF_DEF_NONE if no definition in the function reaches it
+ * (the register is live into the function or undefined), DF_DEF_MANY if more
+ * than one does (a merge of paths).
+ */
+int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Is `reg` live just after statement `stmt` (read later on some path before
+ * being redefined)? */
+bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Statements that use the value `reg` defined at `stmt` (def-use chain);
+ * returns the count and fills at most `max` indices. */
+uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+                    uint32_t max);
+
+/* ---- the cut interface --------------------------------------------------- */
+
+typedef enum {
+	SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_PARAM, SP_TEX, SP_SURF,
+	SP__COUNT
+} Space;
+const char *space_name(Space s);
+/* State space a memory statement accesses (from its modifiers). */
+Space stmt_space(const Module *m, const Stmt *s);
+
+typedef struct {
+	uint32_t reg;
+	uint32_t stmt;   /* live-in: first use inside the range; live-out: last
+	                    definition inside the range */
+	uint32_t use;    /* live-out: first use after the range (any path) */
+} CutReg;
+
+typedef struct {
+	uint32_t first, last;            /* inclusive statement range */
+	VEC(CutReg) live_in;             /* read in range, reaching def before first */
+	VEC(CutReg) live_out;            /* defined in range, read after last */
+	uint32_t loads[SP__COUNT], stores[SP__COUNT];
+	uint32_t atomics, barriers;
+	/* read/write dependency: the range stores to memory a statement after it
+	 * may read, or reads memory that it also writes out of order.  Each
+	 * entry is a pair (statement in range, statement it conflicts with). */
+	bool rw_dependency;
+	VEC(uint32_t) rw_pairs;          /* flattened pairs */
+	StrBuf rw_reason;                /* one line per pair, for the report */
+} CutInterface;
+
+/* Computes the cut interface of [first, last].  Returns 0 or -1. */
+int df_cut(const Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
+void cut_release(CutInterface *c);
+
+/* ---- address tracking ---------------------------------------------------- */
+
+typedef enum {
+	AB_NONE,      /* unresolved */
+	AB_PARAM,     /* a kernel parameter (param_off: offset inside it) */
+	AB_SYMBOL,    /* a .shared/.global/.const/.local symbol */
+	AB_SPECIAL,   /* only special registers and constants (%tid.x*16+64) */
+	AB_ABSOLUTE,  /* a constant address */
+} AddrBase;
+
+typedef struct {
+	AddrBase base;
+	Space space;         /* the access's state space */
+	Str base_name;       /* parameter or symbol name */
+	int64_t param_off;   /* AB_PARAM: which bytes of the parameter hold the
+	                        pointer (a struct field read with ld.param at +N) */
+	int64_t offset;      /* constant byte offset from the base */
+	bool variable;       /* the address also has thread-dependent terms */
+	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
+	uint32_t nelem;      /* elements accessed (4 for .v4) */
+	const char *why;     /* AB_NONE: why it did not resolve (static string) */
+} Addr;
+
+/*
+ * Resolves the address operand of memory statement `stmt` (ld, ldu, st,
+ * ldmatrix, stmatrix, atom, red, cp.async, tex, tld4, suld, sust, prefetch)
+ * through mov/add/sub/mad/mul/shl/cvta/cvt chains with constants back to a
+ * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
+ * guess), -1 when the statement has no address operand.
+ */
+int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
+
+#endif
