@@ -70,12 +70,14 @@ static const char *where(const ObjRegion *r)
 }
 
 /* After damage at `off`: leave the container and search the rest of the
- * region for the magic. */
+ * region for the magic, from `off` itself (a container whose size lies
+ * may end where the next container starts).  Every caller's `off` is past
+ * the last container header accepted, so the scan always moves on. */
 static void resync(FatbinScan *s, size_t off)
 {
 	s->in_container = false;
 	s->strict = false;
-	s->pos = off + 1;
+	s->pos = off;
 }
 
 /*
@@ -189,7 +191,7 @@ int fatbin_scan_next(FatbinScan *s, FatbinEntry *en, Err *e)
 				continue;
 			hit = s->pos;
 			if (rend - hit < 4 || rd32(s->p + hit) != FATBIN_MAGIC) {
-				resync(s, hit);
+				resync(s, hit + 1);
 				if (rend - hit < 4)
 					return err_set(e, "offset 0x%zx: %zu stray bytes where a fatbin "
 					               "container should start", hit, rend - hit);
@@ -207,7 +209,7 @@ int fatbin_scan_next(FatbinScan *s, FatbinEntry *en, Err *e)
 		}
 		bool strict = s->strict;
 		if (rend - hit < 16) {
-			resync(s, hit);
+			resync(s, hit + 1);
 			if (!strict)
 				continue;
 			return err_set(e, "offset 0x%zx: truncated container header (%zu of 16 "
@@ -215,7 +217,7 @@ int fatbin_scan_next(FatbinScan *s, FatbinEntry *en, Err *e)
 		}
 		unsigned ver = rd16(s->p + hit + 4), hs = rd16(s->p + hit + 6);
 		if (ver != 1 || hs != 16) {
-			resync(s, hit);
+			resync(s, hit + 1);
 			if (!strict)
 				continue;
 			return err_set(e, "offset 0x%zx: unsupported container header (version %u, "
