@@ -27,6 +27,7 @@
 #include <string.h>
 
 GpuDriver gpu_cu;
+CUresult gpu_cu_last_error;
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -93,6 +94,7 @@ int gpu_cu_check(CUresult r, const char *what, Err *e)
 {
 	if (r == CUDA_SUCCESS)
 		return 0;
+	gpu_cu_last_error = r;
 	const char *name = NULL, *desc = NULL;
 	if (gpu_cu.cuGetErrorName)
 		gpu_cu.cuGetErrorName(r, &name);

@@ -86,8 +86,10 @@ extern GpuDriver gpu_cu;
 int gpu_driver_load(Err *e);
 
 /* `what`: CUDA_ERROR_NAME (code): description.  Returns -1 (or 0 when r is
- * CUDA_SUCCESS). */
+ * CUDA_SUCCESS).  The failing code is kept in gpu_cu_last_error, so a
+ * caller several levels up can tell a fault from another error. */
 int gpu_cu_check(CUresult r, const char *what, Err *e);
+extern CUresult gpu_cu_last_error;
 /* A sticky error of a kernel (illegal address, misaligned address, launch
  * failure, illegal instruction, trap...): the context is lost. */
 bool gpu_cu_is_fault(CUresult r);
