@@ -140,4 +140,49 @@ typedef struct {
  */
 int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
 
+/* ---- phases -------------------------------------------------------------- */
+
+typedef enum { AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED } ASrcKind;
+typedef enum { CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED } CKind;
+const char *asrc_kind_name(ASrcKind k);
+const char *ckind_name(CKind k);
+
+typedef struct {
+	uint32_t number;            /* 1-based, in statement order */
+	uint32_t first, last;       /* statement range holding the phase's mma */
+	uint32_t epi_first, epi_last; /* epilogue; epi_last < epi_first when empty */
+	uint32_t mma, k_chain_len, chains, m_tiles, n_tiles, k;
+	bool banded;
+	Str shape;                  /* "m16n8k32" */
+	Str types;                  /* the opcode after the shape, ".row.col.f16.e4m3.e4m3.f16" */
+	uint32_t inst_k;            /* K of one instruction (32 for m16n8k32) */
+	/* operand sources */
+	ASrcKind a_kind;
+	int32_t a_from_phase;       /* AK_CONVERTED / AK_PASSTHROUGH: phase q, else -1 */
+	CKind c_kind;
+	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q, else -1 */
+	Space c_space;              /* CK_LOADED */
+	VEC(int64_t) a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
+	VEC(int64_t) c_bytes;       /* CK_LOADED: sorted distinct element offsets */
+	bool b_loaded;              /* B registers come from loads that resolved */
+	int64_t b_lo, b_hi;         /* weight_bytes: [lo, hi] element offsets */
+	Str b_base;                 /* the base the B loads resolve to (param name) */
+	int64_t b_param_off;
+	/* evidence: statement numbers behind the derived values */
+	uint32_t a_evidence, c_evidence, b_evidence;
+	StrBuf epilogue_ops;        /* "op@sN,sM op2@..." one op per line: "name sN sM ..." */
+} Phase;
+
+typedef struct {
+	Phase *v;
+	size_t n;
+} PhaseList;
+
+/* Finds the phases of the dataflow's function: maximal runs of consecutive
+ * mma statements, allowing up to `gap` non-mma statements between two mma of
+ * one phase (0: seed 002's definition).  Fills gemm fields, operand sources
+ * and epilogues.  Returns 0 or -1. */
+int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e);
+void phases_release(PhaseList *pl);
+
 #endif
