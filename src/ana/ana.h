@@ -142,6 +142,8 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
 
 /* ---- phases -------------------------------------------------------------- */
 
+typedef VEC(int64_t) I64Vec;
+
 typedef enum { AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED } ASrcKind;
 typedef enum { CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED } CKind;
 const char *asrc_kind_name(ASrcKind k);
@@ -162,8 +164,8 @@ typedef struct {
 	CKind c_kind;
 	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q, else -1 */
 	Space c_space;              /* CK_LOADED */
-	VEC(int64_t) a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
-	VEC(int64_t) c_bytes;       /* CK_LOADED: sorted distinct element offsets */
+	I64Vec a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
+	I64Vec c_bytes;       /* CK_LOADED: sorted distinct element offsets */
 	bool b_loaded;              /* B registers come from loads that resolved */
 	int64_t b_lo, b_hi;         /* weight_bytes: [lo, hi] element offsets */
 	Str b_base;                 /* the base the B loads resolve to (param name) */
