@@ -35,4 +35,15 @@ typedef struct {
 int gpu_reduce_ptx(const char *ptx, size_t n, const GpuFuncSpan *spans, size_t nspans,
                    const char *const *keep, size_t nkeep, StrBuf *out, Err *e);
 
+/*
+ * A stop-gap until the PTX parser (src/ptx) hands out function spans: finds
+ * every .entry definition of ptx[0..n) by a light scan (comments and
+ * strings skipped, braces matched).  Each span runs from the start of the
+ * line holding `.entry` (so `.visible` / `.weak` before it are included)
+ * to the closing brace.  Sets *out to a malloc'd array (names malloc'd;
+ * free with gpu_spans_free).  -1 when a body's braces do not match.
+ */
+int gpu_scan_entries(const char *ptx, size_t n, GpuFuncSpan **out, size_t *nout, Err *e);
+void gpu_spans_free(GpuFuncSpan *spans, size_t n);
+
 #endif

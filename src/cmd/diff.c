@@ -1,0 +1,173 @@
+/*
+ * diff.c - `d4r-splice diff A B`: compare two frames on disk.
+ *
+ * The frames' layout (which outputs, formats and shapes) comes from a
+ * layer's manifest (--layer) or a compact spec (--layout, frame.h); with
+ * neither, the frames are compared as bytes.  Exit 0 identical, 1 differ,
+ * 2 error (like cmp).
+ */
+#include "cmd/cmd.h"
+
+#include "base/file.h"
+#include "gpu/frame.h"
+#include "gpu/manifest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"d4r-splice diff A B [--layer LAYER | --layout SPEC] [--diff-image F.png] [--json]\n"
+	"       SPEC: NAME:FORMAT:WxHxC[,...] or NAME:FORMAT:BYTES,"
+	" e.g. rgba:u8:512x512x4,surf0:f16:80x46x4";
+
+static void json_str(StrBuf *sb, const char *s)
+{
+	sb_addc(sb, '"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			sb_addf(sb, "\\%c", c);
+		else if (c < 0x20)
+			sb_addf(sb, "\\u%04x", c);
+		else
+			sb_addc(sb, (char)c);
+	}
+	sb_addc(sb, '"');
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	const char *files[2] = {NULL, NULL};
+	const char *layer = NULL, *layout = NULL, *image = NULL;
+	bool json = false;
+	size_t nfiles = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--layer") || !strcmp(a, "--layout") || !strcmp(a, "--diff-image")) {
+			if (!val) {
+				cmd_fail("option '%s' needs a value", a);
+				return cmd_usage(usage);
+			}
+			i++;
+			if (!strcmp(a, "--layer"))
+				layer = val;
+			else if (!strcmp(a, "--layout"))
+				layout = val;
+			else
+				image = val;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("usage: %s\n", usage);
+			return EXIT_OK;
+		} else if (a[0] == '-' && a[1]) {
+			cmd_fail("unknown option '%s'", a);
+			return cmd_usage(usage);
+		} else if (nfiles < 2) {
+			files[nfiles++] = a;
+		} else {
+			cmd_fail("unexpected argument '%s'", a);
+			return cmd_usage(usage);
+		}
+	}
+	if (nfiles != 2)
+		return cmd_usage(usage);
+	if (layer && layout) {
+		cmd_fail("give --layer or --layout, not both");
+		return cmd_usage(usage);
+	}
+
+	Err e = ERR_INIT;
+	FrameLayout lay = {0};
+	int have_lay = 0, rc = EXIT_ERROR;
+	MapFile fa = {0}, fb = {0};
+	int have_a = 0, have_b = 0;
+	FrameDiff d = {0};
+	int have_d = 0;
+	if (layer) {
+		char *path = mf_find_layer(layer, &e);
+		Manifest m;
+		if (!path || mf_load(path, NULL, &m, &e) < 0) {
+			free(path);
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		free(path);
+		frame_layout_from_manifest(&m, &lay);
+		mf_release(&m);
+		have_lay = 1;
+	} else if (layout) {
+		if (frame_layout_parse(layout, &lay, &e) < 0) {
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		have_lay = 1;
+	}
+	if (map_open(&fa, files[0], &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	have_a = 1;
+	if (map_open(&fb, files[1], &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	have_b = 1;
+	if (have_lay) {
+		for (int k = 0; k < 2; k++) {
+			size_t n = k ? fb.n : fa.n;
+			if (n != lay.size) {
+				cmd_fail("'%s' is %zu bytes; the %s describes %llu", files[k], n,
+				         layer ? "layer's frame" : "layout", (unsigned long long)lay.size);
+				goto out;
+			}
+		}
+	}
+	int differ = frame_compare(have_lay ? &lay : NULL, (const unsigned char *)fa.p, fa.n,
+	                           (const unsigned char *)fb.p, fb.n, &d);
+	have_d = 1;
+	StrBuf o = STRBUF_INIT;
+	if (json) {
+		sb_adds(&o, "{\"a\": ");
+		json_str(&o, files[0]);
+		sb_adds(&o, ", \"b\": ");
+		json_str(&o, files[1]);
+		sb_addf(&o, ", \"a_bytes\": %zu, \"b_bytes\": %zu, ", fa.n, fb.n);
+		FrameOutput flat = {.name = (char *)"frame", .size = MIN(fa.n, fb.n), .format = MF_U8};
+		FrameLayout one = {.v = &flat, .n = 1, .size = flat.size};
+		frame_diff_json(have_lay ? &lay : &one, &d, &o);
+		sb_adds(&o, "}\n");
+	} else {
+		FrameOutput flat = {.name = (char *)"frame", .size = MIN(fa.n, fb.n), .format = MF_U8};
+		FrameLayout one = {.v = &flat, .n = 1, .size = flat.size};
+		frame_diff_describe(have_lay ? &lay : &one, &d, &o);
+		sb_addc(&o, '\n');
+	}
+	fputs(o.p, stdout);
+	sb_release(&o);
+	if (image) {
+		if (!have_lay) {
+			cmd_fail("--diff-image needs --layer or --layout (the frame's width and height)");
+			goto out;
+		}
+		if (frame_diff_image(image, &lay, (const unsigned char *)fa.p,
+		                     (const unsigned char *)fb.p, MIN(fa.n, fb.n), &d, &e) < 0) {
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+	}
+	rc = differ ? EXIT_DIFFERS : EXIT_OK;
+out:
+	if (have_d)
+		frame_diff_release(&d);
+	if (have_a)
+		map_close(&fa);
+	if (have_b)
+		map_close(&fb);
+	if (have_lay)
+		frame_layout_release(&lay);
+	err_release(&e);
+	return rc;
+}

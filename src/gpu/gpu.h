@@ -1,0 +1,106 @@
+/*
+ * gpu.h - the GPU side as one call: run modules of a layer, get frames and
+ * timings back.  This is what `run`, the main job and `check` use.
+ *
+ * A job is a manifest plus one or more PTX modules (the original first,
+ * then spliced ones).  gpu_job_run forks a child (child.h) that, in one
+ * CUDA context:
+ *
+ *   1. allocates the layer (launch.h) once;
+ *   2. for each module in order: JITs it (driver.h; cached), binds it,
+ *      uploads the inputs, runs the launch sequence once and reads the frame
+ *      back - and sends that module's result up at once;
+ *   3. when runs > 0: warm-up runs, then `runs` timed runs of every module
+ *      that produced a frame, alternating between modules (timing.h), and
+ *      the frame read again after the last run (repeatable or not).
+ *
+ * Because each module's result is sent as soon as it exists, a module that
+ * faults (illegal address, misaligned access: the context is lost) or hangs
+ * (the child is killed at the time limit) costs only itself and the modules
+ * after it: the original, run first, keeps its frame.  Timing then is
+ * missing (res->timing_status says why).
+ *
+ * The PTX is handed to the JIT as given: reducing it to the launched entries
+ * (reduce.h) is the caller's step, because the caller has the parser.
+ */
+#ifndef D4R_GPU_GPU_H
+#define D4R_GPU_GPU_H
+
+#include "base/base.h"
+#include "base/err.h"
+#include "gpu/child.h"
+#include "gpu/driver.h"
+#include "gpu/manifest.h"
+#include "gpu/timing.h"
+
+typedef struct {
+	const char *name;          /* "original", "spliced", a file name */
+	const char *ptx;           /* the PTX text (need not be NUL-terminated) */
+	size_t ptx_len;
+	GpuLineNote line_note;     /* maps PTX lines in JIT errors (may be NULL) */
+	void *line_ctx;
+} GpuModuleSrc;
+
+typedef struct {
+	const Manifest *manifest;
+	const GpuModuleSrc *modules;
+	size_t nmodules;
+	unsigned runs;             /* timed runs per module; 0: frames only */
+	unsigned warmup;           /* warm-up runs per module before timing */
+	double timeout_s;          /* limit for each module's launches, and for the timing */
+	double jit_limit_s;        /* limit for each module's JIT; 0: 900 s */
+	bool no_cache;             /* no compiled-image cache */
+	const char *cache_dir;     /* NULL: gpu_cache_dir() */
+	bool verbose_jit;          /* CU_JIT_LOG_VERBOSE */
+	int device;                /* CUDA device ordinal */
+} GpuJob;
+
+typedef struct {
+	char *name;
+	GpuStatus status;          /* ok, error (JIT, CUDA, files), fault, hang */
+	char *message;             /* why, when not ok; "not run: ..." for skipped */
+	unsigned char *frame;      /* manifest->frame_size bytes when ok */
+	size_t frame_len;
+	char sha256[65];           /* of the frame; "" when none */
+	double jit_seconds;        /* wall time of the JIT (or the cache load) */
+	float jit_driver_ms;       /* the driver's own CU_JIT_WALL_TIME */
+	bool jit_cached;
+	char *jit_log;             /* the whole info log ("" when none) */
+	double frame_run_ms;       /* event time of the run that made the frame */
+	GpuTimes times;            /* timed runs; times.n == 0 without timing */
+	bool repeat_checked;       /* the frame was read again after the timed runs */
+	bool repeatable;           /* ... and was the same */
+} GpuModuleResult;
+
+typedef struct {
+	GpuStatus status;          /* worst of the modules' and the timing's */
+	char *message;             /* the first non-ok message */
+	GpuModuleResult *mods;     /* job->nmodules entries */
+	size_t nmods;
+	GpuStatus timing_status;   /* ok also when no timing was asked for */
+	char *timing_message;
+	char device[128];          /* "" when the child did not get that far */
+	int cc_major, cc_minor;
+	int driver_version;
+	double wall_seconds;       /* the child, fork to exit */
+	double setup_seconds;      /* context and layer (allocation, input images) */
+	double host_seconds;       /* the tool's own overhead: wall - JIT - GPU time */
+} GpuResult;
+
+/*
+ * Runs `job` in a child process.  Returns 0 when the child ran, whatever
+ * became of the modules (see res->status and res->mods[i].status); -1 with
+ * a message when it could not start: no CUDA driver ("no CUDA driver:
+ * libcuda.so.1: ..."), no module, or fork failed.  res is filled in either
+ * way and released with gpu_result_release.
+ */
+int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e);
+void gpu_result_release(GpuResult *res);
+
+/*
+ * The job's child body, exposed for tests: it is what runs in the child.
+ * `arg` is a const GpuJob *.
+ */
+int gpu_job_child(void *arg, GpuChan *ch);
+
+#endif

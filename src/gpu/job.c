@@ -1,0 +1,478 @@
+/*
+ * job.c - a GPU job: modules of a layer run in a child, frames and timings
+ * back (see gpu.h for the contract).
+ *
+ * The child speaks in records (child.h) whose payload starts with a tag:
+ *
+ *   'D'  the device: name, compute capability, driver version, setup time
+ *   'M'  one module's result: index, JIT figures and log, frame run time,
+ *        the frame; its record status is the module's status
+ *   'T'  the timing: per module n/median/min/max and whether the frame was
+ *        the same after the last run; status ok, or the fault
+ *   'X'  the end: the child's own wall, JIT and GPU seconds
+ *   'E'  the job failed before any module (context, layer): status error
+ *        or fault, applies to every module
+ */
+#include "gpu/gpu.h"
+
+#include "base/sha256.h"
+#include "gpu/launch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- payload encoding ------------------------------------------------------ */
+
+static void put_u64(StrBuf *sb, uint64_t v)
+{
+	sb_addn(sb, &v, 8);
+}
+
+static void put_f64(StrBuf *sb, double v)
+{
+	sb_addn(sb, &v, 8);
+}
+
+static void put_bytes(StrBuf *sb, const void *p, size_t n)
+{
+	put_u64(sb, n);
+	sb_addn(sb, p, n);
+}
+
+static void put_str(StrBuf *sb, const char *s)
+{
+	put_bytes(sb, s ? s : "", s ? strlen(s) : 0);
+}
+
+typedef struct {
+	const unsigned char *p;
+	size_t n, at;
+	int bad;
+} Rd;
+
+static uint64_t get_u64(Rd *r)
+{
+	uint64_t v = 0;
+	if (r->n - r->at < 8) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p + r->at, 8);
+	r->at += 8;
+	return v;
+}
+
+static double get_f64(Rd *r)
+{
+	double v = 0;
+	if (r->n - r->at < 8) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p + r->at, 8);
+	r->at += 8;
+	return v;
+}
+
+/* A malloc'd copy (NUL-terminated) of the next byte string. */
+static unsigned char *get_bytes(Rd *r, size_t *len)
+{
+	uint64_t n = get_u64(r);
+	if (r->bad || r->n - r->at < n) {
+		r->bad = 1;
+		*len = 0;
+		return (unsigned char *)xstrdup("");
+	}
+	unsigned char *p = xmalloc(n + 1);
+	memcpy(p, r->p + r->at, n);
+	p[n] = 0;
+	r->at += n;
+	*len = (size_t)n;
+	return p;
+}
+
+/* ---- the child --------------------------------------------------------------- */
+
+typedef struct {
+	const GpuJob *job;
+	GpuChan *ch;
+	GpuLayer *L;
+	CUstream s;
+	CUevent ev0, ev1;
+	double jit_s, gpu_ms;
+} Child;
+
+static void send_err(Child *c, char tag, int idx, GpuStatus st, const char *msg)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, tag);
+	put_u64(&sb, (uint64_t)idx);
+	gpu_chan_result(c->ch, st, msg, sb.p, sb.n);
+	sb_release(&sb);
+}
+
+static GpuStatus status_of_last_error(void)
+{
+	return gpu_cu_is_fault(gpu_cu_last_error) ? GPU_FAULT : GPU_ERROR;
+}
+
+/* One run: inputs, events, launches; the elapsed ms in *ms. */
+static int run_once(Child *c, const GpuBound *b, double *ms, Err *e)
+{
+	gpu_cu_last_error = CUDA_SUCCESS;
+	if (gpu_layer_reset(c->L, c->s, e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventRecord(c->ev0, c->s), "cuEventRecord", e) < 0 ||
+	    gpu_layer_launch(c->L, b, c->s, e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventRecord(c->ev1, c->s), "cuEventRecord", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuStreamSynchronize(c->s), "running the launch sequence", e) < 0)
+		return -1;
+	float f = 0;
+	if (gpu_cu_check(gpu_cu.cuEventElapsedTime(&f, c->ev0, c->ev1), "cuEventElapsedTime",
+	                 e) < 0)
+		return -1;
+	*ms = f;
+	c->gpu_ms += f;
+	return 0;
+}
+
+int gpu_job_child(void *arg, GpuChan *ch)
+{
+	const GpuJob *job = arg;
+	const Manifest *m = job->manifest;
+	Child c = {.job = job, .ch = ch};
+	Err e = ERR_INIT;
+	double t0 = now_seconds();
+	GpuContext ctx = {0};
+	CUmodule *mods = xcalloc(job->nmodules + 1, sizeof(CUmodule));
+	GpuBound *bound = xcalloc(job->nmodules + 1, sizeof(GpuBound));
+	int *ok = xcalloc(job->nmodules + 1, sizeof(int));
+	unsigned char **frames = xcalloc(job->nmodules + 1, sizeof(unsigned char *));
+	unsigned char *again = NULL;
+	double **ms = xcalloc(job->nmodules + 1, sizeof(double *));
+	int rc = 1;
+
+	/* The driver's own compute cache is set aside (driver.c says why). */
+	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
+
+	gpu_chan_stage(ch, "context");
+	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {
+		send_err(&c, 'E', -1, GPU_ERROR, err_msg(&e));
+		goto out;
+	}
+	if (gpu_layer_open(m, &c.L, &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuStreamCreate(&c.s, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+	                 &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&c.ev0, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&c.ev1, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0) {
+		send_err(&c, 'E', -1, GPU_ERROR, err_msg(&e));
+		goto out;
+	}
+	{
+		StrBuf sb = STRBUF_INIT;
+		sb_addc(&sb, 'D');
+		put_str(&sb, ctx.name);
+		put_u64(&sb, (uint64_t)ctx.cc_major);
+		put_u64(&sb, (uint64_t)ctx.cc_minor);
+		put_u64(&sb, (uint64_t)gpu_cu.driver_version);
+		put_f64(&sb, now_seconds() - t0);
+		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+		sb_release(&sb);
+	}
+
+	char stage[300];
+	for (size_t k = 0; k < job->nmodules; k++) {
+		const GpuModuleSrc *src = &job->modules[k];
+		snprintf(stage, sizeof stage, "jit %s", src->name);
+		gpu_chan_stage(ch, stage);
+		GpuJitOptions jo = {.name = src->name, .no_cache = job->no_cache,
+		                    .cache_dir = job->cache_dir, .verbose = job->verbose_jit,
+		                    .opt_level = -1, .line_note = src->line_note,
+		                    .line_ctx = src->line_ctx};
+		GpuJitResult jr;
+		err_clear(&e);
+		if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0) {
+			send_err(&c, 'M', (int)k, GPU_ERROR, err_msg(&e));
+			gpu_jit_result_release(&jr);
+			continue;
+		}
+		c.jit_s += jr.seconds;
+		mods[k] = jr.module;
+		jr.module = NULL;
+		if (gpu_layer_bind(c.L, mods[k], &bound[k], &e) < 0) {
+			send_err(&c, 'M', (int)k, GPU_ERROR, err_msg(&e));
+			gpu_jit_result_release(&jr);
+			continue;
+		}
+		snprintf(stage, sizeof stage, "launch %s", src->name);
+		gpu_chan_stage(ch, stage);
+		double run_ms = 0;
+		frames[k] = xmalloc(m->frame_size + 1);
+		if (run_once(&c, &bound[k], &run_ms, &e) < 0 ||
+		    gpu_layer_read_frame(c.L, frames[k], &e) < 0) {
+			GpuStatus st = status_of_last_error();
+			send_err(&c, 'M', (int)k, st, err_msg(&e));
+			gpu_jit_result_release(&jr);
+			if (st == GPU_FAULT)
+				goto out;   /* the context is lost: nothing more runs in it */
+			continue;
+		}
+		ok[k] = 1;
+		StrBuf sb = STRBUF_INIT;
+		sb_addc(&sb, 'M');
+		put_u64(&sb, k);
+		put_f64(&sb, jr.seconds);
+		put_f64(&sb, jr.driver_ms);
+		put_u64(&sb, jr.cached);
+		put_str(&sb, jr.info_log);
+		put_f64(&sb, run_ms);
+		put_bytes(&sb, frames[k], m->frame_size);
+		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+		sb_release(&sb);
+		gpu_jit_result_release(&jr);
+	}
+
+	if (job->runs) {
+		gpu_chan_stage(ch, "launch timing");
+		for (size_t k = 0; k < job->nmodules; k++)
+			ms[k] = xcalloc(job->runs + 1, sizeof(double));
+		double dummy;
+		int failed = -1;
+		for (unsigned w = 0; w < job->warmup && failed < 0; w++)
+			for (size_t k = 0; k < job->nmodules && failed < 0; k++)
+				if (ok[k] && run_once(&c, &bound[k], &dummy, &e) < 0)
+					failed = (int)k;
+		for (unsigned r = 0; r < job->runs && failed < 0; r++)
+			for (size_t k = 0; k < job->nmodules && failed < 0; k++)
+				if (ok[k] && run_once(&c, &bound[k], &ms[k][r], &e) < 0)
+					failed = (int)k;
+		if (failed >= 0) {
+			char msg[2400];
+			snprintf(msg, sizeof msg, "timing run of '%s': %s", job->modules[failed].name,
+			         err_msg(&e));
+			send_err(&c, 'T', failed, status_of_last_error(), msg);
+			goto out;
+		}
+		StrBuf sb = STRBUF_INIT;
+		sb_addc(&sb, 'T');
+		put_u64(&sb, job->nmodules);
+		again = xmalloc(m->frame_size + 1);
+		for (size_t k = 0; k < job->nmodules; k++) {
+			GpuTimes t = {0};
+			int same = -1;
+			if (ok[k]) {
+				gpu_times_from(ms[k], job->runs, &t);
+				/* The frame of the last timed run of this module. */
+				if (run_once(&c, &bound[k], &dummy, &e) == 0 &&
+				    gpu_layer_read_frame(c.L, again, &e) == 0)
+					same = !memcmp(again, frames[k], m->frame_size);
+			}
+			put_u64(&sb, t.n);
+			put_f64(&sb, t.median_ms);
+			put_f64(&sb, t.min_ms);
+			put_f64(&sb, t.max_ms);
+			put_u64(&sb, (uint64_t)(int64_t)same);
+		}
+		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+		sb_release(&sb);
+	}
+	{
+		StrBuf sb = STRBUF_INIT;
+		sb_addc(&sb, 'X');
+		put_f64(&sb, now_seconds() - t0);
+		put_f64(&sb, c.jit_s);
+		put_f64(&sb, c.gpu_ms / 1000.0);
+		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+		sb_release(&sb);
+	}
+	rc = 0;
+out:
+	/* The process exits next; freeing device state only matters when the
+	 * context is still good, and costs nothing to skip otherwise. */
+	for (size_t k = 0; k < job->nmodules; k++) {
+		free(frames[k]);
+		free(ms[k]);
+		if (c.L)
+			gpu_bound_release(c.L, &bound[k]);
+	}
+	free(again);
+	free(frames);
+	free(ms);
+	free(bound);
+	free(mods);
+	free(ok);
+	err_release(&e);
+	return rc;
+}
+
+/* ---- the parent ------------------------------------------------------------- */
+
+static void set_mod(GpuModuleResult *mr, GpuStatus st, const char *msg)
+{
+	mr->status = st;
+	free(mr->message);
+	mr->message = xstrdup(msg ? msg : "");
+}
+
+int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
+{
+	memset(res, 0, sizeof(*res));
+	res->nmods = job->nmodules;
+	res->mods = xcalloc(job->nmodules + 1, sizeof(GpuModuleResult));
+	for (size_t k = 0; k < job->nmodules; k++) {
+		res->mods[k].name = xstrdup(job->modules[k].name);
+		res->mods[k].jit_log = xstrdup("");
+	}
+	if (!job->nmodules)
+		return err_set(e, "no module to run");
+	if (gpu_driver_load(e) < 0)
+		return -1;
+	GpuChildResult cr;
+	double jit_limit = job->jit_limit_s > 0 ? job->jit_limit_s : 900;
+	if (gpu_child_run(gpu_job_child, (void *)job, job->timeout_s, jit_limit, &cr, e) < 0)
+		return -1;
+	res->wall_seconds = cr.seconds;
+	const Manifest *m = job->manifest;
+	int *seen = xcalloc(job->nmodules + 1, sizeof(int));
+	int timing_seen = 0, end_seen = 0;
+	double child_wall = 0, child_jit = 0, child_gpu = 0;
+	for (size_t i = 0; i < cr.nrecs; i++) {
+		GpuChildRecord *rec = &cr.recs[i];
+		Rd r = {rec->payload, rec->npayload, 1, 0};
+		char tag = rec->npayload ? (char)rec->payload[0] : 0;
+		if (tag == 'E') {
+			for (size_t k = 0; k < job->nmodules; k++) {
+				set_mod(&res->mods[k], rec->status, rec->message);
+				seen[k] = 1;
+			}
+		} else if (tag == 'D') {
+			size_t n;
+			unsigned char *name = get_bytes(&r, &n);
+			snprintf(res->device, sizeof res->device, "%s", (char *)name);
+			free(name);
+			res->cc_major = (int)get_u64(&r);
+			res->cc_minor = (int)get_u64(&r);
+			res->driver_version = (int)get_u64(&r);
+			res->setup_seconds = get_f64(&r);
+		} else if (tag == 'M') {
+			uint64_t k = get_u64(&r);
+			if (k >= job->nmodules)
+				continue;
+			GpuModuleResult *mr = &res->mods[k];
+			seen[k] = 1;
+			if (rec->status != GPU_OK) {
+				set_mod(mr, rec->status, rec->message);
+				continue;
+			}
+			mr->status = GPU_OK;
+			mr->jit_seconds = get_f64(&r);
+			mr->jit_driver_ms = (float)get_f64(&r);
+			mr->jit_cached = get_u64(&r) != 0;
+			size_t n;
+			free(mr->jit_log);
+			mr->jit_log = (char *)get_bytes(&r, &n);
+			mr->frame_run_ms = get_f64(&r);
+			mr->frame = get_bytes(&r, &mr->frame_len);
+			if (r.bad || mr->frame_len != m->frame_size) {
+				set_mod(mr, GPU_ERROR, "the child sent a damaged result");
+				continue;
+			}
+			sha256_hex(mr->frame, mr->frame_len, mr->sha256);
+		} else if (tag == 'T') {
+			timing_seen = 1;
+			if (rec->status != GPU_OK) {
+				res->timing_status = rec->status;
+				res->timing_message = xstrdup(rec->message ? rec->message : "");
+				continue;
+			}
+			uint64_t n = get_u64(&r);
+			for (uint64_t k = 0; k < n && k < job->nmodules; k++) {
+				GpuModuleResult *mr = &res->mods[k];
+				mr->times.n = (unsigned)get_u64(&r);
+				mr->times.median_ms = get_f64(&r);
+				mr->times.min_ms = get_f64(&r);
+				mr->times.max_ms = get_f64(&r);
+				int64_t same = (int64_t)get_u64(&r);
+				mr->repeat_checked = same >= 0;
+				mr->repeatable = same == 1;
+			}
+		} else if (tag == 'X') {
+			end_seen = 1;
+			child_wall = get_f64(&r);
+			child_jit = get_f64(&r);
+			child_gpu = get_f64(&r);
+		}
+	}
+	/* Modules without a result: the one the child was busy with when it
+	 * died or hung takes the blame; those after it did not run. */
+	const char *busy = NULL;
+	if (!strncmp(cr.stage, "jit ", 4) || !strncmp(cr.stage, "launch ", 7))
+		busy = strchr(cr.stage, ' ') + 1;
+	int blamed = 0;
+	for (size_t k = 0; k < job->nmodules; k++) {
+		if (seen[k])
+			continue;
+		GpuModuleResult *mr = &res->mods[k];
+		if (cr.status != GPU_OK && !blamed && busy && !strcmp(busy, mr->name)) {
+			set_mod(mr, cr.status, cr.message);
+			blamed = 1;
+		} else if (cr.status != GPU_OK && !blamed && !busy) {
+			set_mod(mr, cr.status, cr.message);
+			blamed = 1;
+		} else {
+			char msg[400];
+			snprintf(msg, sizeof msg, "not run: %s",
+			         cr.status == GPU_OK ? "the child ended early"
+			                             : "an earlier module ended the child process");
+			set_mod(mr, GPU_ERROR, msg);
+			if (cr.status == GPU_OK)
+				set_mod(mr, GPU_ERROR, cr.message ? cr.message : msg);
+		}
+	}
+	if (job->runs && !timing_seen && cr.status != GPU_OK && !strcmp(cr.stage, "launch timing")) {
+		res->timing_status = cr.status;
+		res->timing_message = xstrdup(cr.message ? cr.message : "");
+	} else if (job->runs && !timing_seen && !res->timing_message) {
+		res->timing_status = GPU_ERROR;
+		res->timing_message = xstrdup("no timing: the child ended before it");
+	}
+	if (end_seen)
+		res->host_seconds = child_wall - child_jit - child_gpu;
+	res->status = GPU_OK;
+	for (size_t k = 0; k <= job->nmodules; k++) {
+		GpuStatus st = k < job->nmodules ? res->mods[k].status : res->timing_status;
+		const char *msg = k < job->nmodules ? res->mods[k].message : res->timing_message;
+		if (st != GPU_OK && (st > res->status || !res->message)) {
+			if (st > res->status)
+				res->status = st;
+			if (!res->message) {
+				char buf[300];
+				snprintf(buf, sizeof buf, "%s: ",
+				         k < job->nmodules ? res->mods[k].name : "timing");
+				StrBuf sb = STRBUF_INIT;
+				sb_adds(&sb, buf);
+				sb_adds(&sb, msg ? msg : "");
+				res->message = sb.p;
+			}
+		}
+	}
+	free(seen);
+	gpu_child_result_release(&cr);
+	return 0;
+}
+
+void gpu_result_release(GpuResult *res)
+{
+	for (size_t k = 0; k < res->nmods; k++) {
+		GpuModuleResult *mr = &res->mods[k];
+		free(mr->name);
+		free(mr->message);
+		free(mr->frame);
+		free(mr->jit_log);
+	}
+	free(res->mods);
+	free(res->message);
+	free(res->timing_message);
+	memset(res, 0, sizeof(*res));
+}
