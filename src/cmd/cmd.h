@@ -33,4 +33,23 @@ int cmd_fail(const char *fmt, ...)
 /* Prints a usage line and returns EXIT_ERROR. */
 int cmd_usage(const char *usage);
 
+/* A module read and parsed for a verb. */
+#include "base/file.h"
+#include "ptx/module.h"
+typedef struct {
+	MapFile mf;
+	Module *m;
+} LoadedModule;
+/* Maps and parses `path`; on failure prints the error and returns -1. */
+int cmd_load_module(const char *path, LoadedModule *lm);
+void cmd_unload_module(LoadedModule *lm);
+/* The function named `entry` (any .entry/.func with a body), or when entry is
+ * NULL the only function with mma statements (or the only function at all).
+ * On failure prints "unknown entry 'x'" with the list of entries, returns NULL. */
+const Func *cmd_pick_func(const Module *m, const char *entry);
+/* Parses "A:B" (or "sA:sB") into an inclusive range; -1 on bad syntax. */
+int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b);
+/* Parses a non-negative integer option value; -1 on bad syntax. */
+int cmd_parse_uint(const char *s, unsigned *out);
+
 #endif

@@ -4,7 +4,12 @@
 #include "cmd.h"
 
 #include <stdarg.h>
+#include "ptx/parse.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int cmd_fail(const char *fmt, ...)
 {
@@ -21,4 +26,110 @@ int cmd_usage(const char *usage)
 {
 	fprintf(stderr, "usage: %s\n", usage);
 	return EXIT_ERROR;
+}
+
+int cmd_load_module(const char *path, LoadedModule *lm)
+{
+	Err e = ERR_INIT;
+	memset(lm, 0, sizeof(*lm));
+	if (map_open(&lm->mf, path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		err_release(&e);
+		return -1;
+	}
+	lm->m = ptx_parse(path, lm->mf.p, lm->mf.n, &e);
+	if (!lm->m) {
+		fprintf(stderr, "%s\n", err_msg(&e));
+		err_release(&e);
+		map_close(&lm->mf);
+		return -1;
+	}
+	err_release(&e);
+	return 0;
+}
+
+void cmd_unload_module(LoadedModule *lm)
+{
+	mod_free(lm->m);
+	map_close(&lm->mf);
+	memset(lm, 0, sizeof(*lm));
+}
+
+const Func *cmd_pick_func(const Module *m, const char *entry)
+{
+	const Func *found = NULL;
+	size_t bodies = 0, with_mma = 0;
+	const Func *only = NULL, *only_mma = NULL;
+	for (size_t i = 0; i < m->funcs.n; i++) {
+		const Func *f = &m->funcs.v[i];
+		if (f->flags & FNF_DECL)
+			continue;
+		bodies++;
+		only = f;
+		int mma = 0;
+		for (uint32_t k = 0; k < f->nstmt && !mma; k++)
+			mma = (func_stmt(m, f, k)->flags & STMT_MMA) != 0;
+		if (mma) {
+			with_mma++;
+			only_mma = f;
+		}
+		if (entry && str_eqc(mod_str(m, f->name), entry))
+			found = f;
+	}
+	if (entry && found)
+		return found;
+	if (!entry && with_mma == 1)
+		return only_mma;
+	if (!entry && bodies == 1)
+		return only;
+	StrBuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < m->funcs.n; i++) {
+		const Func *f = &m->funcs.v[i];
+		if (f->flags & FNF_DECL)
+			continue;
+		sb_addf(&sb, "\n  %s %.*s", f->kind == FN_ENTRY ? ".entry" : ".func ",
+		        (int)f->name.len, m->src + f->name.off);
+	}
+	if (entry)
+		cmd_fail("%s: unknown entry '%s'; the module has:%s", m->name, entry,
+		         sb.n ? sb.p : " no functions");
+	else
+		cmd_fail("%s: %zu functions%s; choose one with --entry:%s", m->name, bodies,
+		         with_mma ? " have mma statements" : "", sb.n ? sb.p : "");
+	sb_release(&sb);
+	return NULL;
+}
+
+int cmd_parse_uint(const char *s, unsigned *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || errno || v > 0xffffffffUL || s[0] == '-')
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b)
+{
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return -1;
+	char buf[64];
+	size_t n = (size_t)(colon - s);
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	const char *x = buf[0] == 's' ? buf + 1 : buf;
+	const char *y = colon[1] == 's' ? colon + 2 : colon + 1;
+	unsigned ua, ub;
+	if (cmd_parse_uint(x, &ua) < 0 || cmd_parse_uint(y, &ub) < 0 || ua > ub)
+		return -1;
+	*a = ua;
+	*b = ub;
+	return 0;
 }
