@@ -59,6 +59,15 @@ static bool is_ident(char c)
 	       c == '_' || c == '$' || c == '%';
 }
 
+/* Is t[at] after a `//` on its line? */
+static bool in_line_comment(const char *t, size_t at)
+{
+	for (size_t i = at; i > 0 && t[i - 1] != '\n'; i--)
+		if (t[i - 1] == '/' && i >= 2 && t[i - 2] == '/')
+			return true;
+	return false;
+}
+
 /* Finds the directive `dir` (e.g. ".entry") as a whole word from *pos on;
  * returns the name after it (skipping a `.func` return list) or an empty
  * Str at the end of the text. */
@@ -72,6 +81,8 @@ static Str next_name(const char *t, size_t n, size_t *pos, const char *dir)
 		size_t at = (size_t)(q - t);
 		*pos = at + dl;
 		if ((at > 0 && !is_space(t[at - 1])) || at + dl >= n || !is_space(t[at + dl]))
+			continue;
+		if (in_line_comment(t, at))
 			continue;
 		size_t i = at + dl;
 		while (i < n && is_space(t[i]))
