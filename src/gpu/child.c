@@ -130,6 +130,11 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 	if (pid == 0) {
 		close(fds[0]);
 		signal(SIGPIPE, SIG_IGN);
+		/* A crash must end the child, whatever handlers the parent has
+		 * (test frameworks catch SIGSEGV and jump back into themselves). */
+		static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+		for (size_t i = 0; i < ARRAY_SIZE(fatal); i++)
+			signal(fatal[i], SIG_DFL);
 		GpuChan ch = {fds[1]};
 		int rc = body(arg, &ch);
 		close(fds[1]);
