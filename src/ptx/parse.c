@@ -440,6 +440,16 @@ static int bracketed(Parser *P, char close, OpdKind kind, int depth, int addr)
 				if (finish_opd(P, first, P->p) < 0)
 					return -1;
 			}
+			if (first == i + 1) {
+				const Operand *el = &P->m->opds.v[first];
+				unsigned terms = 1;
+				if (el->kind == OPD_EXPR) {
+					terms = 0;
+					for (uint32_t k = first + 1; k <= first + el->sub; k = opd_next(P->m, k))
+						terms++;
+				}
+				P->m->opds.v[i].addr_terms = (uint8_t)MIN(terms, 255u);
+			}
 		} else if (operand(P, depth + 1) < 0)
 			return -1;
 		if (trivia(P) < 0)
@@ -567,9 +577,13 @@ static int statement(Parser *P)
 	if (*P->p == '@') {
 		P->p++;
 		st.flags |= STMT_GUARD;
+		if (trivia(P) < 0)
+			return -1;
 		if (peek(P) == '!') {
 			st.flags |= STMT_GUARD_NOT;
 			P->p++;
+			if (trivia(P) < 0)
+				return -1;
 		}
 		int c = peek(P);
 		if (c < 0 || !(cls[c] & C_IDSTART))
@@ -1079,9 +1093,9 @@ static int declaration(Parser *P, const char *start)
 			VEC_PUSH(P->m->items, it);
 			return 0;
 		}
-		return fail_at(P, c < 0 ? P->end : P->p,
-		               c < 0 ? "unexpected end of file in a declaration"
-		                     : "unexpected character in a declaration");
+		if (c < 0)
+			return fail_at(P, start, "unterminated declaration: no ';' before the end of the file");
+		return fail_at(P, P->p, "unexpected character in a declaration");
 	}
 }
 
