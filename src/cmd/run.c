@@ -7,8 +7,15 @@
  * launches use (reduce.h; line numbers kept).  The work runs in a child
  * process (gpu.h), so a fault or a hang is reported, not fatal.
  *
- * Exit: 0 ran and the frame matches the oracle (or the manifest has none),
- * 1 ran and the frame differs from the oracle, 2 error, fault or hang.
+ * Several --module options run several modules in one job, in order, in
+ * one child and one context (gpu.h): their timings alternate, so the ratio
+ * to the first module is measured in the same run, and a module that
+ * faults or hangs leaves the results of those before it standing.  The
+ * i-th --frame goes with the i-th module.
+ *
+ * Exit: 0 every module ran and its frame matches the oracle (or the
+ * manifest has none), 1 every module ran and some frame differs from the
+ * oracle, 2 error, fault or hang of any module.
  */
 #include "cmd/cmd.h"
 
@@ -24,7 +31,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"d4r-splice run LAYER [--module FILE] [--frame OUT] [--corpus DIR] [--runs N]\n"
+	"d4r-splice run LAYER [--module FILE [--frame OUT]]... [--corpus DIR] [--runs N]\n"
 	"                      [--timeout S] [--no-cache] [--no-reduce] [--device N]\n"
 	"                      [--diff-image F.png] [--jit-log] [--json]";
 
@@ -67,10 +74,59 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 	return 0;
 }
 
+#define MAX_MODULES 8
+
+typedef struct {
+	const char *path;       /* as given, or the corpus path */
+	char *owned;            /* malloc'd path when it came from the manifest */
+	const char *frame_out;
+	MapFile ptx;
+	int mapped;
+	StrBuf reduced;
+	size_t nentries, removed;
+	int verdict;            /* -1 no oracle, 0 matches, 1 differs */
+	FrameDiff fd;
+	int have_diff;
+} RunModule;
+
+/* Reads a module and reduces it to the launched entries. */
+static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
+{
+	if (map_open(&rm->ptx, rm->path, e) < 0)
+		return -1;
+	rm->mapped = 1;
+	if (no_reduce)
+		return 0;
+	GpuFuncSpan *spans;
+	size_t nspans;
+	if (gpu_scan_entries(rm->ptx.p, rm->ptx.n, &spans, &nspans, e) < 0)
+		return err_set(e, "%s: %s", rm->path, err_msg(e));
+	const char **keep = xcalloc(m->nlaunches + 1, sizeof(char *));
+	size_t nkeep = 0;
+	for (size_t i = 0; i < m->nlaunches; i++) {
+		int dup = 0;
+		for (size_t k = 0; k < nkeep; k++)
+			dup |= !strcmp(keep[k], m->launches[i].entry);
+		if (!dup)
+			keep[nkeep++] = m->launches[i].entry;
+	}
+	int rc = gpu_reduce_ptx(rm->ptx.p, rm->ptx.n, spans, nspans, keep, nkeep, &rm->reduced, e);
+	free(keep);
+	gpu_spans_free(spans, nspans);
+	if (rc < 0)
+		return err_set(e, "%s: %s", rm->path, err_msg(e));
+	rm->nentries = nspans;
+	rm->removed = nspans - nkeep;
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	const char *layer = NULL, *module_path = NULL, *frame_out = NULL, *corpus = NULL;
-	const char *diff_image = NULL;
+	const char *layer = NULL, *corpus = NULL, *diff_image = NULL;
+	RunModule mods[MAX_MODULES];
+	memset(mods, 0, sizeof mods);
+	size_t nmods = 0, nframes = 0;
+	const char *frames[MAX_MODULES];
 	unsigned long runs = GPU_DEFAULT_RUNS, device = 0;
 	double timeout = 60;
 	bool no_cache = false, json = false, no_reduce = false, jit_log = false;
@@ -79,16 +135,22 @@ int cmd_run(int argc, char **argv)
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED_VAL                                                                      \
 	do {                                                                              \
-		if (!val)                                                                     \
-			return cmd_fail("option '%s' needs a value", a), cmd_usage(usage);        \
+		if (!val) {                                                                   \
+			cmd_fail("option '%s' needs a value", a);                                 \
+			return cmd_usage(usage);                                                  \
+		}                                                                             \
 		i++;                                                                          \
 	} while (0)
 		if (!strcmp(a, "--module")) {
 			NEED_VAL;
-			module_path = val;
+			if (nmods == MAX_MODULES)
+				return cmd_fail("at most %d modules", MAX_MODULES);
+			mods[nmods++].path = val;
 		} else if (!strcmp(a, "--frame")) {
 			NEED_VAL;
-			frame_out = val;
+			if (nframes == MAX_MODULES)
+				return cmd_fail("at most %d frames", MAX_MODULES);
+			frames[nframes++] = val;
 		} else if (!strcmp(a, "--corpus")) {
 			NEED_VAL;
 			corpus = val;
@@ -131,19 +193,23 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!layer)
 		return cmd_usage(usage);
+	if (nframes > MAX(nmods, 1)) {
+		cmd_fail("%zu --frame for %zu module%s", nframes, MAX(nmods, 1),
+		         MAX(nmods, 1) == 1 ? "" : "s");
+		return cmd_usage(usage);
+	}
 
 	Err e = ERR_INIT;
 	Manifest m;
-	MapFile ptx = {0};
-	char *path = NULL, *mod_file = NULL;
-	GpuFuncSpan *spans = NULL;
-	size_t nspans = 0;
-	StrBuf reduced = STRBUF_INIT;
+	char *path = NULL;
 	GpuResult res = {0};
-	int have_manifest = 0, have_ptx = 0, have_res = 0;
+	GpuModuleSrc srcs[MAX_MODULES];
+	int have_manifest = 0, have_res = 0, have_lay = 0;
 	int rc = EXIT_ERROR;
 	char *oracle_file = NULL, *oracle = NULL;
 	size_t oracle_len = 0;
+	FrameLayout lay = {0};
+	StrBuf notes = STRBUF_INIT, o = STRBUF_INIT;
 
 	path = mf_find_layer(layer, &e);
 	if (!path) {
@@ -163,216 +229,232 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	have_manifest = 1;
-	if (module_path)
-		mod_file = xstrdup(module_path);
-	else if (mf_corpus_path(&m, m.module, &mod_file, &e) < 0) {
-		cmd_fail("%s: module: %s", path, err_msg(&e));
-		goto out;
-	}
-	if (map_open(&ptx, mod_file, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
-		goto out;
-	}
-	have_ptx = 1;
-
-	/* Reduce the module to the launched entries. */
-	const char *text = ptx.p;
-	size_t text_len = ptx.n;
-	size_t nentries = 0, removed = 0;
-	if (!no_reduce) {
-		if (gpu_scan_entries(ptx.p, ptx.n, &spans, &nspans, &e) < 0) {
-			cmd_fail("%s: %s", mod_file, err_msg(&e));
+	if (!nmods) {
+		if (mf_corpus_path(&m, m.module, &mods[0].owned, &e) < 0) {
+			cmd_fail("%s: module: %s", path, err_msg(&e));
 			goto out;
 		}
-		const char **keep = xcalloc(m.nlaunches + 1, sizeof(char *));
-		size_t nkeep = 0;
-		for (size_t i = 0; i < m.nlaunches; i++) {
-			int dup = 0;
-			for (size_t k = 0; k < nkeep; k++)
-				dup |= !strcmp(keep[k], m.launches[i].entry);
-			if (!dup)
-				keep[nkeep++] = m.launches[i].entry;
-		}
-		int r = gpu_reduce_ptx(ptx.p, ptx.n, spans, nspans, keep, nkeep, &reduced, &e);
-		free(keep);
-		if (r < 0) {
-			cmd_fail("%s: %s", mod_file, err_msg(&e));
-			goto out;
-		}
-		nentries = nspans;
-		removed = nspans - nkeep;
-		text = reduced.p;
-		text_len = reduced.n;
+		mods[0].path = mods[0].owned;
+		nmods = 1;
 	}
-
-	GpuModuleSrc src = {.name = mod_file, .ptx = text, .ptx_len = text_len};
-	GpuJob job = {.manifest = &m, .modules = &src, .nmodules = 1, .runs = (unsigned)runs,
-	              .warmup = runs ? GPU_DEFAULT_WARMUP : 0, .timeout_s = timeout,
-	              .no_cache = no_cache, .device = (int)device};
-	if (gpu_job_run(&job, &res, &e) < 0) {
-		have_res = 1;
-		cmd_fail("%s", err_msg(&e));
-		goto out;
-	}
-	have_res = 1;
-	GpuModuleResult *mr = &res.mods[0];
-
-	/* The verdict against the oracle. */
-	int verdict = -1;     /* -1 none, 0 matches, 1 differs */
-	FrameLayout lay = {0};
-	FrameDiff fd = {0};
-	int have_diff = 0;
-	StrBuf notes = STRBUF_INIT;
-	if (mr->status == GPU_OK) {
-		if (frame_out && write_file_atomic(frame_out, mr->frame, mr->frame_len, &e) < 0) {
+	for (size_t k = 0; k < nmods; k++) {
+		mods[k].frame_out = k < nframes ? frames[k] : NULL;
+		if (load_module(&m, &mods[k], no_reduce, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
-		if (m.oracle_path) {
-			verdict = strcmp(mr->sha256, m.oracle_sha256) != 0;
-			Err oe = ERR_INIT;
-			if (mf_corpus_path(&m, m.oracle_path, &oracle_file, &oe) == 0 &&
-			    read_file(oracle_file, &oracle, &oracle_len, &oe) == 0) {
-				char osha[65];
-				sha256_hex(oracle, oracle_len, osha);
-				if (strcmp(osha, m.oracle_sha256))
-					sb_addf(&notes, "note: oracle file '%s' has sha256 %s, not the "
-					                "manifest's\n", oracle_file, osha);
-				frame_layout_from_manifest(&m, &lay);
-				frame_compare(&lay, (unsigned char *)oracle, oracle_len, mr->frame,
-				              mr->frame_len, &fd);
-				have_diff = 1;
-			} else if (verdict) {
-				sb_addf(&notes, "note: no oracle file to show where the frames differ: %s\n",
-				        err_msg(&oe));
+		srcs[k] = (GpuModuleSrc){.name = mods[k].path,
+		                         .ptx = no_reduce ? mods[k].ptx.p : mods[k].reduced.p,
+		                         .ptx_len = no_reduce ? mods[k].ptx.n : mods[k].reduced.n};
+	}
+
+	GpuJob job = {.manifest = &m, .modules = srcs, .nmodules = nmods,
+	              .runs = (unsigned)runs, .warmup = runs ? GPU_DEFAULT_WARMUP : 0,
+	              .timeout_s = timeout, .no_cache = no_cache, .device = (int)device};
+	have_res = 1;
+	if (gpu_job_run(&job, &res, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+
+	/* The oracle, when the manifest names one and its file is there. */
+	if (m.oracle_path) {
+		Err oe = ERR_INIT;
+		if (mf_corpus_path(&m, m.oracle_path, &oracle_file, &oe) == 0 &&
+		    read_file(oracle_file, &oracle, &oracle_len, &oe) == 0) {
+			char osha[65];
+			sha256_hex(oracle, oracle_len, osha);
+			if (strcmp(osha, m.oracle_sha256))
+				sb_addf(&notes, "d4r-splice: note: oracle file '%s' has sha256 %s, not "
+				                "the manifest's\n", oracle_file, osha);
+			frame_layout_from_manifest(&m, &lay);
+			have_lay = 1;
+		} else {
+			free(oracle);
+			oracle = NULL;
+			sb_addf(&notes, "d4r-splice: note: cannot show where frames differ from the "
+			                "oracle: %s\n", err_msg(&oe));
+		}
+		err_release(&oe);
+	}
+	int any_bad = 0, any_differs = 0, image_done = 0;
+	for (size_t k = 0; k < nmods; k++) {
+		GpuModuleResult *mr = &res.mods[k];
+		RunModule *rm = &mods[k];
+		rm->verdict = -1;
+		if (mr->status != GPU_OK) {
+			any_bad = 1;
+			continue;
+		}
+		if (rm->frame_out && write_file_atomic(rm->frame_out, mr->frame, mr->frame_len, &e) < 0) {
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		if (!m.oracle_path)
+			continue;
+		rm->verdict = strcmp(mr->sha256, m.oracle_sha256) != 0;
+		any_differs |= rm->verdict;
+		if (rm->verdict && oracle) {
+			frame_compare(&lay, (unsigned char *)oracle, oracle_len, mr->frame, mr->frame_len,
+			              &rm->fd);
+			rm->have_diff = 1;
+			if (diff_image && !image_done) {
+				image_done = 1;
+				if (frame_diff_image(diff_image, &lay, (unsigned char *)oracle, mr->frame,
+				                     MIN(oracle_len, mr->frame_len), &rm->fd, &e) < 0)
+					sb_addf(&notes, "d4r-splice: %s\n", err_msg(&e));
 			}
-			err_release(&oe);
-			if (diff_image && have_diff &&
-			    frame_diff_image(diff_image, &lay, (unsigned char *)oracle, mr->frame,
-			                     MIN(oracle_len, mr->frame_len), &fd, &e) < 0)
-				sb_addf(&notes, "note: %s\n", err_msg(&e));
 		}
 	}
 
-	StrBuf o = STRBUF_INIT;
+	const GpuModuleResult *first = &res.mods[0];
 	if (json) {
 		sb_adds(&o, "{\"layer\": ");
 		json_str(&o, m.layer);
-		sb_adds(&o, ", \"module\": ");
-		json_str(&o, mod_file);
-		sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(mr->status));
-		if (mr->status != GPU_OK) {
-			sb_adds(&o, ", \"message\": ");
-			json_str(&o, mr->message);
-		}
 		sb_adds(&o, ", \"device\": ");
 		json_str(&o, res.device);
-		sb_addf(&o, ", \"sm\": %d%d, \"driver_version\": %d", res.cc_major, res.cc_minor,
+		sb_addf(&o, ", \"sm\": \"%d%d\", \"driver_version\": %d", res.cc_major, res.cc_minor,
 		        res.driver_version);
-		sb_addf(&o, ", \"entries\": %zu, \"entries_removed\": %zu", nentries, removed);
-		sb_addf(&o, ", \"jit_seconds\": %.6f, \"jit_cached\": %s", mr->jit_seconds,
-		        mr->jit_cached ? "true" : "false");
-		if (mr->status == GPU_OK) {
-			sb_addf(&o, ", \"frame_bytes\": %zu, \"sha256\": \"%s\"", mr->frame_len,
-			        mr->sha256);
-			sb_addf(&o, ", \"frame_run_ms\": %.6f", mr->frame_run_ms);
+		sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(res.status));
+		if (res.message) {
+			sb_adds(&o, ", \"message\": ");
+			json_str(&o, res.message);
 		}
-		if (mr->times.n)
-			sb_addf(&o, ", \"runs\": %u, \"median_ms\": %.6f, \"min_ms\": %.6f, "
-			            "\"max_ms\": %.6f, \"repeatable\": %s",
-			        mr->times.n, mr->times.median_ms, mr->times.min_ms, mr->times.max_ms,
-			        mr->repeatable ? "true" : "false");
 		if (res.timing_status != GPU_OK) {
 			sb_addf(&o, ", \"timing_status\": \"%s\", \"timing_message\": ",
 			        gpu_status_name(res.timing_status));
 			json_str(&o, res.timing_message);
 		}
 		sb_addf(&o, ", \"setup_seconds\": %.6f, \"host_seconds\": %.6f, "
-		            "\"wall_seconds\": %.6f",
+		            "\"wall_seconds\": %.6f, \"modules\": [",
 		        res.setup_seconds, res.host_seconds, res.wall_seconds);
-		sb_addf(&o, ", \"oracle\": %s",
-		        verdict < 0 ? "null" : verdict ? "\"differs\"" : "\"matches\"");
-		if (have_diff && verdict > 0) {
-			sb_adds(&o, ", \"diff\": {");
-			frame_diff_json(&lay, &fd, &o);
+		for (size_t k = 0; k < nmods; k++) {
+			const GpuModuleResult *mr = &res.mods[k];
+			const RunModule *rm = &mods[k];
+			sb_adds(&o, k ? ", {\"module\": " : "{\"module\": ");
+			json_str(&o, rm->path);
+			sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(mr->status));
+			if (mr->status != GPU_OK) {
+				sb_adds(&o, ", \"message\": ");
+				json_str(&o, mr->message);
+			}
+			sb_addf(&o, ", \"entries\": %zu, \"entries_removed\": %zu", rm->nentries,
+			        rm->removed);
+			sb_addf(&o, ", \"jit_seconds\": %.6f, \"jit_cached\": %s", mr->jit_seconds,
+			        mr->jit_cached ? "true" : "false");
+			if (mr->status == GPU_OK)
+				sb_addf(&o, ", \"frame_bytes\": %zu, \"sha256\": \"%s\", \"frame_run_ms\": %.6f",
+				        mr->frame_len, mr->sha256, mr->frame_run_ms);
+			if (mr->times.n) {
+				sb_addf(&o, ", \"runs\": %u, \"median_ms\": %.6f, \"min_ms\": %.6f, "
+				            "\"max_ms\": %.6f, \"repeatable\": %s",
+				        mr->times.n, mr->times.median_ms, mr->times.min_ms, mr->times.max_ms,
+				        mr->repeatable ? "true" : "false");
+				if (k && first->times.n && first->times.median_ms > 0)
+					sb_addf(&o, ", \"ratio_to_first\": %.6f",
+					        mr->times.median_ms / first->times.median_ms);
+			}
+			sb_addf(&o, ", \"oracle\": %s",
+			        rm->verdict < 0 ? "null" : rm->verdict ? "\"differs\"" : "\"matches\"");
+			if (rm->have_diff) {
+				sb_adds(&o, ", \"diff\": {");
+				frame_diff_json(&lay, &rm->fd, &o);
+				sb_adds(&o, "}");
+			}
+			if (jit_log) {
+				sb_adds(&o, ", \"jit_log\": ");
+				json_str(&o, mr->jit_log);
+			}
 			sb_adds(&o, "}");
 		}
-		if (jit_log) {
-			sb_adds(&o, ", \"jit_log\": ");
-			json_str(&o, mr->jit_log);
-		}
-		sb_adds(&o, "}\n");
+		sb_adds(&o, "]}\n");
 	} else {
-		sb_addf(&o, "layer %s: %s", m.layer, mod_file);
-		if (!no_reduce)
-			sb_addf(&o, " (%zu entr%s, %zu removed before the JIT)", nentries,
-			        nentries == 1 ? "y" : "ies", removed);
-		sb_addc(&o, '\n');
+		sb_addf(&o, "layer %s", m.layer);
 		if (res.device[0])
-			sb_addf(&o, "device: %s (sm_%d%d), driver %d\n", res.device, res.cc_major,
-			        res.cc_minor, res.driver_version);
-		if (mr->status == GPU_OK) {
-			sb_addf(&o, "jit: %.3f s%s\n", mr->jit_seconds,
+			sb_addf(&o, " on %s (sm_%d%d), driver %d", res.device, res.cc_major, res.cc_minor,
+			        res.driver_version);
+		sb_addc(&o, '\n');
+		for (size_t k = 0; k < nmods; k++) {
+			const GpuModuleResult *mr = &res.mods[k];
+			const RunModule *rm = &mods[k];
+			sb_addf(&o, "module %s", rm->path);
+			if (!no_reduce)
+				sb_addf(&o, " (%zu entr%s, %zu removed before the JIT)", rm->nentries,
+				        rm->nentries == 1 ? "y" : "ies", rm->removed);
+			sb_addc(&o, '\n');
+			if (mr->status != GPU_OK) {
+				sb_addf(&o, "  %s: %s\n", gpu_status_name(mr->status), mr->message);
+				continue;
+			}
+			sb_addf(&o, "  jit: %.3f s%s\n", mr->jit_seconds,
 			        mr->jit_cached ? " (compiled image from the cache)" : "");
 			if (jit_log && mr->jit_log[0])
-				sb_addf(&o, "jit log:\n%s\n", mr->jit_log);
-			if (mr->times.n)
-				sb_addf(&o, "kernel: median %.4f ms, min %.4f, max %.4f over %u runs%s\n",
+				sb_addf(&o, "  jit log:\n%s\n", mr->jit_log);
+			if (mr->times.n) {
+				sb_addf(&o, "  kernel: median %.4f ms, min %.4f, max %.4f over %u runs",
 				        mr->times.median_ms, mr->times.min_ms, mr->times.max_ms,
-				        mr->times.n,
-				        mr->repeat_checked && !mr->repeatable
-				            ? " (WARNING: the frame changed between runs)"
-				            : "");
-			else if (res.timing_status == GPU_OK)
-				sb_addf(&o, "kernel: %.4f ms (one run)\n", mr->frame_run_ms);
-			if (res.timing_status != GPU_OK)
-				sb_addf(&o, "timing: %s: %s\n", gpu_status_name(res.timing_status),
-				        res.timing_message);
-			sb_addf(&o, "overhead: setup %.3f s, host %.3f s, wall %.3f s\n",
-			        res.setup_seconds, res.host_seconds, res.wall_seconds);
-			sb_addf(&o, "frame: %zu bytes, sha256 %s%s%s\n", mr->frame_len, mr->sha256,
-			        frame_out ? " -> " : "", frame_out ? frame_out : "");
-			if (verdict < 0)
-				sb_adds(&o, "oracle: none in the manifest\n");
-			else if (!verdict)
-				sb_adds(&o, "oracle: matches\n");
+				        mr->times.n);
+				if (k && first->times.n && first->times.median_ms > 0)
+					sb_addf(&o, "; %.3fx the first module",
+					        mr->times.median_ms / first->times.median_ms);
+				sb_addc(&o, '\n');
+				if (mr->repeat_checked && !mr->repeatable)
+					sb_adds(&o, "  WARNING: the frame changed between runs (not "
+					            "deterministic)\n");
+			} else {
+				sb_addf(&o, "  kernel: %.4f ms (one run)\n", mr->frame_run_ms);
+			}
+			sb_addf(&o, "  frame: %zu bytes, sha256 %s%s%s\n", mr->frame_len, mr->sha256,
+			        rm->frame_out ? " -> " : "", rm->frame_out ? rm->frame_out : "");
+			if (rm->verdict < 0)
+				sb_adds(&o, "  oracle: none in the manifest\n");
+			else if (!rm->verdict)
+				sb_adds(&o, "  oracle: matches\n");
 			else {
-				sb_addf(&o, "oracle: DIFFERS (expected sha256 %s)\n", m.oracle_sha256);
-				if (have_diff) {
-					frame_diff_describe(&lay, &fd, &o);
-					sb_addc(&o, '\n');
+				sb_addf(&o, "  oracle: DIFFERS (expected sha256 %s)\n", m.oracle_sha256);
+				if (rm->have_diff) {
+					StrBuf d = STRBUF_INIT;
+					frame_diff_describe(&lay, &rm->fd, &d);
+					for (char *line = strtok(d.p, "\n"); line; line = strtok(NULL, "\n"))
+						sb_addf(&o, "  %s\n", line);
+					sb_release(&d);
 				}
 			}
 		}
+		if (res.timing_status != GPU_OK)
+			sb_addf(&o, "timing: %s: %s\n", gpu_status_name(res.timing_status),
+			        res.timing_message);
+		sb_addf(&o, "overhead: setup %.3f s, host %.3f s; wall %.3f s\n", res.setup_seconds,
+		        res.host_seconds, res.wall_seconds);
 	}
 	fputs(o.p, stdout);
-	sb_release(&o);
 	if (notes.n)
 		fputs(notes.p, stderr);
-	sb_release(&notes);
-	if (have_diff) {
-		frame_diff_release(&fd);
-		frame_layout_release(&lay);
-	}
-	if (mr->status != GPU_OK) {
-		cmd_fail("%s: %s", gpu_status_name(mr->status), mr->message);
+	if (any_bad || res.timing_status != GPU_OK) {
+		cmd_fail("%s: %s", gpu_status_name(res.status), res.message ? res.message : "");
 		rc = EXIT_ERROR;
 	} else {
-		rc = verdict > 0 ? EXIT_DIFFERS : EXIT_OK;
+		rc = any_differs ? EXIT_DIFFERS : EXIT_OK;
 	}
 out:
+	for (size_t k = 0; k < nmods; k++) {
+		if (mods[k].mapped)
+			map_close(&mods[k].ptx);
+		sb_release(&mods[k].reduced);
+		if (mods[k].have_diff)
+			frame_diff_release(&mods[k].fd);
+		free(mods[k].owned);
+	}
 	if (have_res)
 		gpu_result_release(&res);
-	if (spans)
-		gpu_spans_free(spans, nspans);
-	sb_release(&reduced);
-	if (have_ptx)
-		map_close(&ptx);
+	if (have_lay)
+		frame_layout_release(&lay);
 	if (have_manifest)
 		mf_release(&m);
+	sb_release(&notes);
+	sb_release(&o);
 	free(oracle);
 	free(oracle_file);
-	free(mod_file);
 	free(path);
 	err_release(&e);
 	return rc;
