@@ -1,0 +1,728 @@
+/*
+ * phases.c - mma phases, their gemm shape, operand sources and epilogues.
+ *
+ * A phase is a maximal run of consecutive mma statements in one function
+ * (with --gap N, up to N other statements may sit between two of its mma).
+ * Everything else here is derived from the statements by the definitions in
+ * d4r-splice(1), and each derived value keeps the statement that shows it:
+ *
+ *  - chain: a sequence of mma where each one's C operand is textually the D
+ *    operand of the one before; k_chain_len is the longest, chains =
+ *    mma / k_chain_len; m_tiles / n_tiles count distinct A / B operands;
+ *    k = instruction K x k_chain_len; banded = m_tiles * n_tiles != mma.
+ *  - A source: the reaching definition of each A register decides: a load
+ *    from shared memory (with the constant offsets the address resolves to),
+ *    from global memory, a conversion (cvt to e4m3/e5m2, f16 packs) whose
+ *    backward slice reaches the D of an earlier phase q ("converted", the
+ *    latest such q), registers defined before an earlier phase and not by a
+ *    load or conversion ("passthrough"), else "computed".
+ *  - C operand of the chain heads: all zero, exactly the D of phase q
+ *    ("phase_acc"), loaded (space and element byte offsets), or computed.
+ *  - B: when every B register is loaded through an address that resolves,
+ *    the [lowest, highest] element offset from that base (weight_bytes).
+ *
+ * Values that do not resolve are reported as such, never guessed.
+ */
+#include "ana/ana.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *asrc_kind_name(ASrcKind k)
+{
+	static const char *const n[] = {"shared", "global", "converted", "passthrough",
+	                                "computed", "mixed"};
+	return (unsigned)k < ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+const char *ckind_name(CKind k)
+{
+	static const char *const n[] = {"zero", "phase_acc", "loaded", "computed", "mixed"};
+	return (unsigned)k < ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+/* The operand's text without whitespace (tuples compare textually). */
+static void compact(const Module *m, const Operand *o, StrBuf *out)
+{
+	sb_reset(out);
+	const char *p = m->src + o->off, *end = p + o->len;
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			sb_addc(out, *p);
+}
+
+/* Registers of a leaf or vector operand (sinks and immediates skipped). */
+static unsigned tuple_regs(const Dataflow *df, uint32_t oi, uint32_t *regs, unsigned max)
+{
+	const Module *m = df_module(df);
+	const Operand *o = &m->opds.v[oi];
+	unsigned n = 0;
+	if (o->kind == OPD_VEC) {
+		for (uint32_t k = oi + 1; k < oi + 1 + o->sub; k = opd_next(m, k)) {
+			int64_t r = df_opd_reg(df, k);
+			if (r >= 0 && n < max)
+				regs[n++] = (uint32_t)r;
+		}
+	} else {
+		int64_t r = df_opd_reg(df, oi);
+		if (r >= 0 && n < max)
+			regs[n++] = (uint32_t)r;
+	}
+	return n;
+}
+
+/* Operand positions of D, A, B, C for the mma forms; 0 if unknown. */
+static int mma_operands(const Module *m, const Stmt *s, uint32_t idx[4])
+{
+	if (s->nopd < 3)
+		return 0;
+	for (unsigned i = 0; i < 4; i++)
+		idx[i] = i < s->nopd ? stmt_opd_index(m, s, i) : stmt_opd_index(m, s, 0);
+	if (s->op == OP_WGMMA) /* wgmma accumulates in place: C is D */
+		idx[3] = idx[0];
+	return s->nopd >= 4 || s->op == OP_WGMMA;
+}
+
+/* "m16n8k32" in the opcode, and the text after it. */
+static void shape_of(const Module *m, const Stmt *s, Phase *ph)
+{
+	Str op = stmt_opcode(m, s);
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p;
+		while (q < end && *q != '.')
+			q++;
+		if (q - p >= 6 && p[0] == 'm' && (p[1] >= '0' && p[1] <= '9')) {
+			const char *k = memchr(p, 'k', (size_t)(q - p));
+			const char *n = memchr(p, 'n', (size_t)(q - p));
+			if (k && n) {
+				ph->shape = str_of(p, (size_t)(q - p));
+				ph->inst_k = (uint32_t)strtoul(k + 1, NULL, 10);
+				ph->types = str_of(q, (size_t)(end - q));
+				return;
+			}
+		}
+		p = q + 1;
+	}
+}
+
+/* ---- backward slices ------------------------------------------------------ */
+
+typedef struct {
+	const Dataflow *df;
+	const int32_t *phase_of;   /* stmt -> phase number (0 if none) */
+	uint8_t *seen;             /* per statement */
+	uint32_t *stack;
+	size_t nstack, cap;
+	int32_t max_phase;         /* latest phase whose D the slice reaches */
+	uint32_t loads, visited;
+	int hit_conversion;
+} Slice;
+
+static int is_load(const Stmt *s)
+{
+	return s->op == OP_LD || s->op == OP_LDU || s->op == OP_LDMATRIX || s->op == OP_TEX ||
+	       s->op == OP_TLD4 || s->op == OP_SULD;
+}
+
+static int is_conversion(const Module *m, const Stmt *s)
+{
+	if (s->op == OP_CVT)
+		return stmt_has_mod(m, s, ".e4m3x2") || stmt_has_mod(m, s, ".e5m2x2") ||
+		       stmt_has_mod(m, s, ".f16x2") || stmt_has_mod(m, s, ".bf16x2") ||
+		       stmt_has_mod(m, s, ".f16") || stmt_has_mod(m, s, ".bf16");
+	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
+		return stmt_opd(m, s, 1)->kind == OPD_VEC;
+	return 0;
+}
+
+static void slice_push(Slice *sl, uint32_t st)
+{
+	if (sl->seen[st])
+		return;
+	sl->seen[st] = 1;
+	if (sl->nstack == sl->cap) {
+		sl->cap = sl->cap ? sl->cap * 2 : 256;
+		sl->stack = xrealloc(sl->stack, sl->cap * sizeof(uint32_t));
+	}
+	sl->stack[sl->nstack++] = st;
+}
+
+/* Walks definitions backwards from the defs of `regs` used at `at`; stops at
+ * mma statements (recording their phase) and at loads. */
+static void slice_run(Slice *sl, uint32_t at, const uint32_t *regs, unsigned nregs, uint32_t limit)
+{
+	const Module *m = df_module(sl->df);
+	const Func *f = df_func(sl->df);
+	for (unsigned i = 0; i < nregs; i++) {
+		int64_t d = df_reaching_def(sl->df, at, regs[i]);
+		if (d >= 0)
+			slice_push(sl, (uint32_t)d);
+	}
+	while (sl->nstack && sl->visited < limit) {
+		uint32_t st = sl->stack[--sl->nstack];
+		sl->visited++;
+		const Stmt *s = func_stmt(m, f, st);
+		if (s->flags & STMT_MMA) {
+			if (sl->phase_of[st] > sl->max_phase)
+				sl->max_phase = sl->phase_of[st];
+			continue;
+		}
+		if (is_load(s)) {
+			sl->loads++;
+			continue;
+		}
+		if (is_conversion(m, s))
+			sl->hit_conversion = 1;
+		uint32_t nu;
+		const uint32_t *u = df_uses(sl->df, st, &nu);
+		for (uint32_t k = 0; k < nu; k++) {
+			int64_t d = df_reaching_def(sl->df, st, u[k]);
+			if (d >= 0)
+				slice_push(sl, (uint32_t)d);
+		}
+	}
+}
+
+static void slice_reset(Slice *sl, uint32_t nstmt)
+{
+	memset(sl->seen, 0, nstmt);
+	sl->nstack = 0;
+	sl->max_phase = 0;
+	sl->loads = sl->visited = 0;
+	sl->hit_conversion = 0;
+}
+
+/* ---- operand classification ---------------------------------------------- */
+
+static int is_zero_mov(const Module *m, const Stmt *s)
+{
+	if (s->op != OP_MOV || s->nopd != 2)
+		return 0;
+	const Operand *o = stmt_opd(m, s, 1);
+	Str t = opd_str(m, o);
+	if (o->kind == OPD_INT) {
+		for (size_t i = 0; i < t.n; i++)
+			if (t.p[i] != '0' && t.p[i] != 'x' && t.p[i] != 'X' && t.p[i] != 'U' && t.p[i] != 'u')
+				return 0;
+		return 1;
+	}
+	if (o->kind == OPD_FLOAT) {
+		for (size_t i = 2; i < t.n; i++)
+			if (t.p[i] != '0')
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Position of `reg` among the defined registers of a load's destination. */
+static unsigned dest_index(const Dataflow *df, uint32_t st, uint32_t reg)
+{
+	uint32_t n;
+	const uint32_t *d = df_defs(df, st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (d[i] == reg)
+			return i;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void push_unique(I64Vec *v, int64_t x)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] == x)
+			return;
+	VEC_PUSH(*v, x);
+}
+
+
+static void classify_a(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+                       const int32_t *phase_of, Slice *sl, const Phase *phases)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	int kind = -1;
+	int32_t from = -1;
+	StrBuf seen = STRBUF_INIT, tmp = STRBUF_INIT;
+	for (uint32_t i = 0; i < nm; i++) {
+		const Stmt *s = func_stmt(m, f, mmas[i]);
+		uint32_t idx[4];
+		if (!mma_operands(m, s, idx))
+			continue;
+		compact(m, &m->opds.v[idx[1]], &tmp);
+		sb_addc(&tmp, '\n');
+		if (seen.n && strstr(seen.p, tmp.p))
+			continue; /* this A tuple was classified already */
+		sb_adds(&seen, tmp.p);
+		uint32_t regs[64];
+		unsigned nr = tuple_regs(df, idx[1], regs, 64);
+		int k = -1;
+		int32_t q = -1;
+		for (unsigned r = 0; r < nr; r++) {
+			int64_t d = df_reaching_def(df, mmas[i], regs[r]);
+			int rk;
+			if (d < 0) {
+				rk = AK_COMPUTED;
+			} else {
+				const Stmt *ds = func_stmt(m, f, (uint32_t)d);
+				Addr a;
+				if (is_load(ds) && (ds->op == OP_LDMATRIX || stmt_space(m, ds) == SP_SHARED)) {
+					rk = AK_SHARED;
+					if (addr_resolve(df, (uint32_t)d, &a) == 1)
+						push_unique(&ph->a_offsets, a.offset);
+				} else if (is_load(ds)) {
+					rk = AK_GLOBAL;
+				} else {
+					slice_reset(sl, f->nstmt);
+					slice_run(sl, mmas[i], &regs[r], 1, 1u << 16);
+					if (sl->max_phase > 0 && sl->hit_conversion) {
+						rk = AK_CONVERTED;
+						if (sl->max_phase > q)
+							q = sl->max_phase;
+					} else if (sl->max_phase > 0) {
+						rk = AK_COMPUTED;
+					} else {
+						/* defined before an earlier phase began? */
+						rk = AK_COMPUTED;
+						for (uint32_t p = 0; p + 1 < ph->number; p++)
+							if ((uint64_t)d < phases[p].first) {
+								rk = AK_PASSTHROUGH;
+								q = (int32_t)phases[p].number;
+								break;
+							}
+					}
+				}
+				if (!ph->a_evidence)
+					ph->a_evidence = (uint32_t)d;
+			}
+			if (k < 0)
+				k = rk;
+			else if (k != rk)
+				k = AK_MIXED;
+		}
+		if (kind < 0)
+			kind = k;
+		else if (kind != k)
+			kind = AK_MIXED;
+		if (q > from)
+			from = q;
+	}
+	ph->a_kind = kind < 0 ? AK_COMPUTED : (ASrcKind)kind;
+	ph->a_from_phase = (ph->a_kind == AK_CONVERTED || ph->a_kind == AK_PASSTHROUGH) ? from : -1;
+	sb_release(&seen);
+	sb_release(&tmp);
+}
+
+static void classify_c(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+                       const uint8_t *chained, const int32_t *phase_of)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	int kind = -1;
+	int32_t from = -1;
+	ph->c_space = SP_GENERIC;
+	for (uint32_t i = 0; i < nm; i++) {
+		if (chained[i])
+			continue;
+		const Stmt *s = func_stmt(m, f, mmas[i]);
+		uint32_t idx[4];
+		if (!mma_operands(m, s, idx))
+			continue;
+		uint32_t regs[64];
+		unsigned nr = tuple_regs(df, idx[3], regs, 64);
+		int k = -1;
+		for (unsigned r = 0; r < nr; r++) {
+			int64_t d = df_reaching_def(df, mmas[i], regs[r]);
+			int rk = CK_COMPUTED;
+			if (d >= 0) {
+				const Stmt *ds = func_stmt(m, f, (uint32_t)d);
+				if (!ph->c_evidence)
+					ph->c_evidence = (uint32_t)d;
+				if (is_zero_mov(m, ds)) {
+					rk = CK_ZERO;
+				} else if ((ds->flags & STMT_MMA) && phase_of[d] > 0 &&
+				           (uint32_t)phase_of[d] != ph->number) {
+					rk = CK_PHASE_ACC;
+					if (phase_of[d] > from)
+						from = phase_of[d];
+				} else if (is_load(ds)) {
+					Addr a;
+					if (addr_resolve(df, (uint32_t)d, &a) == 1) {
+						rk = CK_LOADED;
+						ph->c_space = a.space;
+						push_unique(&ph->c_bytes,
+						            a.offset + (int64_t)a.elem_bytes *
+						                           dest_index(df, (uint32_t)d, regs[r]));
+					} else
+						rk = CK_COMPUTED;
+				}
+			}
+			if (k < 0)
+				k = rk;
+			else if (k != rk)
+				k = CK_MIXED;
+		}
+		if (k < 0)
+			continue;
+		if (kind < 0)
+			kind = k;
+		else if (kind != k)
+			kind = CK_MIXED;
+	}
+	ph->c_kind = kind < 0 ? CK_COMPUTED : (CKind)kind;
+	ph->c_from_phase = ph->c_kind == CK_PHASE_ACC ? from : -1;
+	if (ph->c_kind != CK_LOADED)
+		ph->c_bytes.n = 0;
+	if (ph->c_bytes.n > 1)
+		qsort(ph->c_bytes.v, ph->c_bytes.n, sizeof(int64_t), cmp_i64);
+}
+
+static void classify_b(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	int all = 1, any = 0;
+	for (uint32_t i = 0; i < nm && all; i++) {
+		const Stmt *s = func_stmt(m, f, mmas[i]);
+		uint32_t idx[4];
+		if (!mma_operands(m, s, idx))
+			continue;
+		uint32_t regs[64];
+		unsigned nr = tuple_regs(df, idx[2], regs, 64);
+		for (unsigned r = 0; r < nr; r++) {
+			int64_t d = df_reaching_def(df, mmas[i], regs[r]);
+			Addr a;
+			if (d < 0 || !is_load(func_stmt(m, f, (uint32_t)d)) ||
+			    addr_resolve(df, (uint32_t)d, &a) != 1 ||
+			    (a.base != AB_PARAM && a.base != AB_SYMBOL)) {
+				all = 0;
+				break;
+			}
+			int64_t off = a.offset + (int64_t)a.elem_bytes * dest_index(df, (uint32_t)d, regs[r]);
+			if (!any) {
+				ph->b_lo = ph->b_hi = off;
+				ph->b_base = a.base_name;
+				ph->b_param_off = a.param_off;
+				ph->b_evidence = (uint32_t)d;
+				any = 1;
+			} else if (!str_eq(a.base_name, ph->b_base) || a.param_off != ph->b_param_off) {
+				all = 0; /* B from more than one base: no single byte range */
+				break;
+			} else {
+				if (off < ph->b_lo)
+					ph->b_lo = off;
+				if (off > ph->b_hi)
+					ph->b_hi = off;
+			}
+		}
+	}
+	ph->b_loaded = all && any;
+}
+
+/* ---- epilogues ------------------------------------------------------------ */
+
+typedef struct {
+	const char *name;
+	VEC(uint32_t) at;
+} OpHit;
+
+enum {
+	E_E4M3, E_E5M2, E_F16PACK, E_SOFTMAX, E_RMSNORM, E_ACT, E_RESIDUAL, E_SHSTAGE,
+	E_SHLOAD_A, E_NEXT_B, E_NEXT_C, E_NEXT_A_LOAD, E_OTHER_LOAD, E_TEX, E_SULD, E_SUST,
+	E_SCATTER, E_BARRIER, E__N
+};
+static const char *const epi_names[E__N] = {
+	"e4m3_requantise", "e5m2_requantise", "f16_pack", "softmax", "rms_norm",
+	"activation", "residual_add", "shared_stage", "shared_load_next_a", "next_b_load",
+	"next_c_load", "next_a_load", "other_load", "texture_read", "surface_read",
+	"surface_write", "plane_scatter", "barrier"};
+
+static void hit(OpHit *h, int e, uint32_t st)
+{
+	VEC_PUSH(h[e].at, st);
+}
+
+/* Registers of operand `which` (1 A, 2 B, 3 C) of the mma of phase `ph`. */
+static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int which)
+{
+	if (!next)
+		return 0;
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	for (uint32_t st = next->first; st <= next->last; st++) {
+		const Stmt *s = func_stmt(m, f, st);
+		if (!(s->flags & STMT_MMA))
+			continue;
+		uint32_t idx[4];
+		if (!mma_operands(m, s, idx))
+			continue;
+		uint32_t regs[64];
+		unsigned nr = tuple_regs(df, idx[which], regs, 64);
+		for (unsigned r = 0; r < nr; r++)
+			if (df_reaching_def(df, st, regs[r]) == (int64_t)def_stmt)
+				return 1;
+	}
+	return 0;
+}
+
+static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	OpHit h[E__N];
+	memset(h, 0, sizeof h);
+	int has_max = 0, has_ex2 = 0, has_rcp = 0, has_rsqrt = 0, has_min = 0;
+	for (uint32_t st = ph->epi_first; st <= ph->epi_last && ph->epi_last >= ph->epi_first; st++) {
+		const Stmt *s = func_stmt(m, f, st);
+		switch (s->op) {
+		case OP_CVT:
+			if (stmt_has_mod(m, s, ".e4m3x2"))
+				hit(h, E_E4M3, st);
+			else if (stmt_has_mod(m, s, ".e5m2x2"))
+				hit(h, E_E5M2, st);
+			else if (stmt_has_mod(m, s, ".f16x2") || stmt_has_mod(m, s, ".bf16x2"))
+				hit(h, E_F16PACK, st);
+			break;
+		case OP_MOV:
+			if (s->nopd == 2 && stmt_opd(m, s, 1)->kind == OPD_VEC)
+				hit(h, E_F16PACK, st);
+			break;
+		case OP_MAX:
+			has_max = 1;
+			break;
+		case OP_MIN:
+			has_min = 1;
+			break;
+		case OP_EX2:
+			has_ex2 = 1;
+			break;
+		case OP_RCP:
+		case OP_DIV:
+			has_rcp = 1;
+			break;
+		case OP_RSQRT:
+			has_rsqrt = 1;
+			hit(h, E_RMSNORM, st);
+			break;
+		case OP_TANH:
+			hit(h, E_ACT, st);
+			break;
+		case OP_BAR:
+		case OP_BARRIER:
+			hit(h, E_BARRIER, st);
+			break;
+		case OP_TEX:
+		case OP_TLD4:
+			hit(h, E_TEX, st);
+			break;
+		case OP_SULD:
+			hit(h, E_SULD, st);
+			break;
+		case OP_SUST:
+			hit(h, E_SUST, st);
+			break;
+		case OP_ST:
+			if (stmt_space(m, s) == SP_SHARED)
+				hit(h, E_SHSTAGE, st);
+			else if (stmt_space(m, s) == SP_GLOBAL || stmt_space(m, s) == SP_GENERIC)
+				hit(h, E_SCATTER, st);
+			break;
+		case OP_LD:
+		case OP_LDU:
+		case OP_LDMATRIX: {
+			Space sp = stmt_space(m, s);
+			if (sp == SP_PARAM)
+				break;
+			if (feeds(df, next, st, 2))
+				hit(h, E_NEXT_B, st);
+			else if (feeds(df, next, st, 3))
+				hit(h, E_NEXT_C, st);
+			else if (feeds(df, next, st, 1))
+				hit(h, sp == SP_SHARED || s->op == OP_LDMATRIX ? E_SHLOAD_A : E_NEXT_A_LOAD, st);
+			else
+				hit(h, E_OTHER_LOAD, st);
+			break;
+		}
+		case OP_ADD:
+			if (stmt_has_mod(m, s, ".f16x2") || stmt_has_mod(m, s, ".f16") ||
+			    stmt_has_mod(m, s, ".f32")) {
+				/* residual add: one addend is this phase's D, the other a
+				 * value defined before the phase began */
+				uint32_t nu;
+				const uint32_t *u = df_uses(df, st, &nu);
+				int from_d = 0, from_before = 0;
+				for (uint32_t k = 0; k < nu; k++) {
+					int64_t d = df_reaching_def(df, st, u[k]);
+					if (d >= (int64_t)ph->first && d <= (int64_t)ph->last)
+						from_d = 1;
+					else if (d >= 0 && d < (int64_t)ph->first)
+						from_before = 1;
+				}
+				if (from_d && from_before)
+					hit(h, E_RESIDUAL, st);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (has_max && has_ex2 && has_rcp) {
+		for (uint32_t st = ph->epi_first; st <= ph->epi_last; st++)
+			if (func_stmt(m, f, st)->op == OP_EX2)
+				hit(h, E_SOFTMAX, st);
+	} else if (has_max && has_min && !has_rsqrt) {
+		for (uint32_t st = ph->epi_first; st <= ph->epi_last; st++)
+			if (func_stmt(m, f, st)->op == OP_MIN)
+				hit(h, E_ACT, st);
+	}
+	sb_reset(&ph->epilogue_ops);
+	for (int e = 0; e < E__N; e++) {
+		if (!h[e].at.n)
+			continue;
+		sb_adds(&ph->epilogue_ops, epi_names[e]);
+		for (size_t i = 0; i < h[e].at.n; i++)
+			sb_addf(&ph->epilogue_ops, " %u", h[e].at.v[i]);
+		sb_addc(&ph->epilogue_ops, '\n');
+		VEC_FREE(h[e].at);
+	}
+}
+
+/* ---- the locator ---------------------------------------------------------- */
+
+int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	memset(out, 0, sizeof(*out));
+	VEC(Phase) ph = {0};
+	VEC(uint32_t) all = {0};   /* mma statement indices, phase by phase */
+	VEC(uint32_t) start = {0}; /* index into all where each phase begins */
+	uint32_t last_mma = 0;
+	for (uint32_t i = 0; i < f->nstmt; i++) {
+		if (!(func_stmt(m, f, i)->flags & STMT_MMA))
+			continue;
+		if (!ph.n || i - last_mma > gap + 1) {
+			Phase p = {0};
+			p.number = (uint32_t)ph.n + 1;
+			p.first = i;
+			VEC_PUSH(ph, p);
+			VEC_PUSH(start, (uint32_t)all.n);
+		}
+		ph.v[ph.n - 1].last = i;
+		ph.v[ph.n - 1].mma++;
+		VEC_PUSH(all, i);
+		last_mma = i;
+	}
+	VEC_PUSH(start, (uint32_t)all.n);
+	int32_t *phase_of = xcalloc(f->nstmt + 1, sizeof(int32_t));
+	for (size_t p = 0; p < ph.n; p++)
+		for (uint32_t k = start.v[p]; k < start.v[p + 1]; k++)
+			phase_of[all.v[k]] = (int32_t)ph.v[p].number;
+	Slice sl = {df, phase_of, xcalloc(f->nstmt + 1, 1), NULL, 0, 0, 0, 0, 0, 0};
+	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
+	for (size_t p = 0; p < ph.n; p++) {
+		Phase *P = &ph.v[p];
+		const uint32_t *mm = all.v + start.v[p];
+		uint32_t nm = start.v[p + 1] - start.v[p];
+		/* epilogue */
+		P->epi_first = P->last + 1;
+		if (p + 1 < ph.n) {
+			P->epi_last = ph.v[p + 1].first - 1;
+		} else {
+			uint32_t end = f->nstmt; /* next label, branch or ret */
+			for (uint32_t l = 0; l < f->nlabel; l++) {
+				uint32_t ls = m->labels.v[f->label0 + l].stmt;
+				if (ls > P->last && ls < end)
+					end = ls;
+			}
+			for (uint32_t st = P->epi_first; st < end; st++) {
+				const Stmt *s = func_stmt(m, f, st);
+				if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET || s->op == OP_EXIT) {
+					end = st;
+					break;
+				}
+			}
+			P->epi_last = end - 1;
+		}
+		/* chains, tiles */
+		uint8_t *chained = xcalloc(nm + 1, 1);
+		uint32_t run = 1, best = 1;
+		StrBuf tiles_a = STRBUF_INIT, tiles_b = STRBUF_INIT;
+		for (uint32_t i = 0; i < nm; i++) {
+			const Stmt *s = func_stmt(m, f, mm[i]);
+			uint32_t idx[4];
+			if (!mma_operands(m, s, idx))
+				continue;
+			if (i == 0)
+				shape_of(m, s, P);
+			compact(m, &m->opds.v[idx[1]], &a);
+			sb_addc(&a, '\n');
+			if (!tiles_a.n || !strstr(tiles_a.p, a.p)) {
+				sb_adds(&tiles_a, a.p);
+				P->m_tiles++;
+			}
+			compact(m, &m->opds.v[idx[2]], &a);
+			sb_addc(&a, '\n');
+			if (!tiles_b.n || !strstr(tiles_b.p, a.p)) {
+				sb_adds(&tiles_b, a.p);
+				P->n_tiles++;
+			}
+			if (i > 0) {
+				const Stmt *prev = func_stmt(m, f, mm[i - 1]);
+				uint32_t pidx[4];
+				compact(m, &m->opds.v[idx[3]], &a);
+				if (mma_operands(m, prev, pidx)) {
+					compact(m, &m->opds.v[pidx[0]], &b);
+					if (a.n == b.n && !memcmp(a.p, b.p, a.n)) {
+						chained[i] = 1;
+						run++;
+					} else
+						run = 1;
+				}
+			}
+			if (run > best)
+				best = run;
+		}
+		sb_release(&tiles_a);
+		sb_release(&tiles_b);
+		P->k_chain_len = best;
+		P->chains = P->mma / best;
+		P->k = P->inst_k * best;
+		P->banded = P->m_tiles * P->n_tiles != P->mma;
+		classify_a(df, P, mm, nm, phase_of, &sl, ph.v);
+		classify_c(df, P, mm, nm, chained, phase_of);
+		classify_b(df, P, mm, nm);
+		free(chained);
+	}
+	for (size_t p = 0; p < ph.n; p++)
+		classify_epilogue(df, &ph.v[p], p + 1 < ph.n ? &ph.v[p + 1] : NULL);
+	sb_release(&a);
+	sb_release(&b);
+	free(sl.seen);
+	free(sl.stack);
+	free(phase_of);
+	VEC_FREE(all);
+	VEC_FREE(start);
+	out->v = ph.v;
+	out->n = ph.n;
+	(void)e;
+	return 0;
+}
+
+void phases_release(PhaseList *pl)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		VEC_FREE(pl->v[i].a_offsets);
+		VEC_FREE(pl->v[i].c_bytes);
+		sb_release(&pl->v[i].epilogue_ops);
+	}
+	free(pl->v);
+	pl->v = NULL;
+	pl->n = 0;
+}

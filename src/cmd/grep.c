@@ -1,0 +1,129 @@
+/*
+ * grep.c - `d4r-splice grep MODULE PATTERN`: PCRE2 over statement text.
+ *
+ * The pattern is compiled once and JIT-compiled by PCRE2 when available; it
+ * runs over each statement's text (guard through ';', whitespace and comments
+ * normalised as `show` prints it), and matches print as
+ * `entry:sN:line: text`.  -c prints the count per function instead.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "ana/ana.h"
+#include "cmd.h"
+
+#include <pcre2.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_str[] =
+	"d4r-splice grep MODULE PATTERN [--entry NAME] [-c] [--phase N] [-i]";
+
+int cmd_grep(int argc, char **argv)
+{
+	const char *path = NULL, *pattern = NULL, *entry = NULL;
+	unsigned phase = 0;
+	int count = 0, icase = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
+			entry = argv[++i];
+		else if (!strcmp(argv[i], "--phase") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
+				return cmd_fail("grep: --phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--count"))
+			count = 1;
+		else if (!strcmp(argv[i], "-i"))
+			icase = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s\n", usage_str);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !pattern && path)
+			pattern = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1])
+			return cmd_fail("grep: unknown option '%s'\nusage: %s", argv[i], usage_str);
+		else if (!path)
+			path = argv[i];
+		else if (!pattern)
+			pattern = argv[i];
+		else
+			return cmd_usage(usage_str);
+	}
+	if (!path || !pattern)
+		return cmd_usage(usage_str);
+	int errcode;
+	PCRE2_SIZE erroff;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+	                               icase ? PCRE2_CASELESS : 0, &errcode, &erroff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof msg);
+		return cmd_fail("grep: bad pattern '%s' at offset %zu: %s", pattern, (size_t)erroff, msg);
+	}
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	LoadedModule lm;
+	if (cmd_load_module(path, &lm) < 0) {
+		pcre2_match_data_free(md);
+		pcre2_code_free(re);
+		return EXIT_ERROR;
+	}
+	const Module *m = lm.m;
+	int rc = EXIT_DIFFERS; /* like grep: 1 when nothing matched */
+	StrBuf t = STRBUF_INIT;
+	const Func *only = NULL;
+	if (entry || phase) {
+		only = cmd_pick_func(m, entry);
+		if (!only) {
+			rc = EXIT_ERROR;
+			goto out;
+		}
+	}
+	for (size_t fi = 0; fi < m->funcs.n; fi++) {
+		const Func *f = &m->funcs.v[fi];
+		if ((f->flags & FNF_DECL) || (only && f != only))
+			continue;
+		uint32_t a = 0, b = f->nstmt ? f->nstmt - 1 : 0;
+		if (phase) {
+			Err e = ERR_INIT;
+			Dataflow *df = df_build(m, f, &e);
+			PhaseList pl = {0};
+			if (!df || ana_phases(df, 0, &pl, &e) < 0) {
+				rc = cmd_fail("%s", err_msg(&e));
+				df_free(df);
+				err_release(&e);
+				goto out;
+			}
+			if (phase > pl.n) {
+				rc = cmd_fail("grep: phase %u does not exist: '%.*s' has %zu phases", phase,
+				              (int)f->name.len, m->src + f->name.off, pl.n);
+				phases_release(&pl);
+				df_free(df);
+				goto out;
+			}
+			a = pl.v[phase - 1].first;
+			b = pl.v[phase - 1].last;
+			phases_release(&pl);
+			df_free(df);
+			err_release(&e);
+		}
+		unsigned hits = 0;
+		for (uint32_t i = a; f->nstmt && i <= b; i++) {
+			const Stmt *s = func_stmt(m, f, i);
+			sb_reset(&t);
+			stmt_normalized(m, s, &t);
+			if (pcre2_match(re, (PCRE2_SPTR)t.p, t.n, 0, 0, md, NULL) < 0)
+				continue;
+			hits++;
+			if (!count)
+				printf("%.*s:s%u:%u: %s\n", (int)f->name.len, m->src + f->name.off, i, s->line, t.p);
+		}
+		if (count)
+			printf("%.*s: %u\n", (int)f->name.len, m->src + f->name.off, hits);
+		if (hits && rc != EXIT_ERROR)
+			rc = EXIT_OK;
+	}
+out:
+	sb_release(&t);
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	cmd_unload_module(&lm);
+	return rc;
+}

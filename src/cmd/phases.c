@@ -1,0 +1,298 @@
+/*
+ * phases.c - `d4r-splice phases MODULE`: the mma phase table.
+ *
+ * Human table by default; --json gives one object per phase with the fields
+ * of a phase descriptor (gemm, a_source, c_operand, epilogue) and, for each
+ * derived value, the statement numbers it was derived from; --md a markdown
+ * table.  Every function with mma statements is listed unless --entry names
+ * one.
+ */
+#include "ana/ana.h"
+#include "cmd.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_str[] =
+	"d4r-splice phases MODULE [--entry NAME] [--gap N] [--json | --md]";
+
+static cJSON *stmt_range(uint32_t a, uint32_t b)
+{
+	cJSON *r = cJSON_CreateArray();
+	cJSON_AddItemToArray(r, cJSON_CreateNumber(a));
+	cJSON_AddItemToArray(r, cJSON_CreateNumber(b));
+	return r;
+}
+
+static char *strz(Str s)
+{
+	return xstrndup(s.p, s.n);
+}
+
+/* "name sN sM..." lines -> {"ops": [...], "evidence": {"name": [N, M]}} */
+static void epilogue_json(const Phase *p, cJSON *epi)
+{
+	cJSON *ops = cJSON_AddArrayToObject(epi, "ops");
+	cJSON *ev = cJSON_AddObjectToObject(epi, "evidence");
+	const char *s = p->epilogue_ops.p ? p->epilogue_ops.p : "";
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		if (!nl)
+			nl = s + strlen(s);
+		const char *sp = memchr(s, ' ', (size_t)(nl - s));
+		if (!sp)
+			sp = nl;
+		char *name = xstrndup(s, (size_t)(sp - s));
+		cJSON_AddItemToArray(ops, cJSON_CreateString(name));
+		cJSON *at = cJSON_AddArrayToObject(ev, name);
+		const char *q = sp;
+		while (q < nl) {
+			char *end;
+			unsigned long v = strtoul(q, &end, 10);
+			if (end == q)
+				break;
+			cJSON_AddItemToArray(at, cJSON_CreateNumber((double)v));
+			q = end;
+		}
+		free(name);
+		s = *nl ? nl + 1 : nl;
+	}
+}
+
+static cJSON *phase_json(const Module *m, const Phase *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "phase", p->number);
+	cJSON *g = cJSON_AddObjectToObject(o, "gemm");
+	cJSON_AddNumberToObject(g, "m_tiles", p->m_tiles);
+	cJSON_AddNumberToObject(g, "n_tiles", p->n_tiles);
+	cJSON_AddNumberToObject(g, "k", p->k);
+	cJSON_AddNumberToObject(g, "k_chain_len", p->k_chain_len);
+	cJSON_AddNumberToObject(g, "mma", p->mma);
+	cJSON_AddNumberToObject(g, "chains", p->chains);
+	cJSON_AddBoolToObject(g, "banded", p->banded);
+	char *shape = strz(p->shape), *types = strz(p->types);
+	cJSON_AddStringToObject(g, "shape", shape);
+	cJSON_AddStringToObject(g, "types", types[0] == '.' ? types + 1 : types);
+	free(shape);
+	free(types);
+	if (p->b_loaded) {
+		cJSON_AddItemToObject(g, "weight_bytes", stmt_range((uint32_t)p->b_lo, (uint32_t)p->b_hi));
+		char *base = strz(p->b_base);
+		cJSON_AddStringToObject(g, "weight_base", base);
+		free(base);
+		cJSON_AddNumberToObject(g, "weight_base_param_offset", (double)p->b_param_off);
+	} else
+		cJSON_AddNullToObject(g, "weight_bytes");
+	cJSON *cb = cJSON_AddArrayToObject(g, "c_source_bytes");
+	for (size_t i = 0; i < p->c_bytes.n; i++)
+		cJSON_AddItemToArray(cb, cJSON_CreateNumber((double)p->c_bytes.v[i]));
+	cJSON_AddItemToObject(g, "mma_stmt_range", stmt_range(p->first, p->last));
+	uint32_t ne = p->epi_last >= p->epi_first ? p->epi_last - p->epi_first + 1 : 0;
+	cJSON_AddNumberToObject(g, "epilogue_statements", ne);
+	cJSON_AddItemToObject(g, "epilogue_stmt_range", stmt_range(p->epi_first, p->epi_first + ne - (ne ? 1 : 0)));
+	const Stmt *s0 = &m->stmts.v[0]; /* lines come from the caller's function */
+	(void)s0;
+	cJSON *a = cJSON_AddObjectToObject(o, "a_source");
+	cJSON_AddStringToObject(a, "kind", asrc_kind_name(p->a_kind));
+	if (p->a_from_phase >= 0)
+		cJSON_AddNumberToObject(a, "from_phase", p->a_from_phase);
+	if (p->a_kind == AK_SHARED) {
+		cJSON *off = cJSON_AddArrayToObject(a, "arena_byte_offsets");
+		for (size_t i = 0; i < p->a_offsets.n; i++)
+			cJSON_AddItemToArray(off, cJSON_CreateNumber((double)p->a_offsets.v[i]));
+	}
+	cJSON_AddNumberToObject(a, "evidence_stmt", p->a_evidence);
+	cJSON *c = cJSON_AddObjectToObject(o, "c_operand");
+	cJSON_AddStringToObject(c, "kind", ckind_name(p->c_kind));
+	if (p->c_from_phase >= 0)
+		cJSON_AddNumberToObject(c, "from_phase", p->c_from_phase);
+	if (p->c_kind == CK_LOADED)
+		cJSON_AddStringToObject(c, "space", space_name(p->c_space));
+	cJSON_AddNumberToObject(c, "evidence_stmt", p->c_evidence);
+	if (p->b_loaded)
+		cJSON_AddNumberToObject(g, "weight_evidence_stmt", p->b_evidence);
+	cJSON *e = cJSON_AddObjectToObject(o, "epilogue");
+	epilogue_json(p, e);
+	cJSON_AddNumberToObject(e, "statements", ne);
+	cJSON_AddItemToObject(e, "stmt_range", stmt_range(p->epi_first, p->epi_first + ne - (ne ? 1 : 0)));
+	return o;
+}
+
+static void ops_line(const Phase *p, StrBuf *out)
+{
+	const char *s = p->epilogue_ops.p ? p->epilogue_ops.p : "";
+	int first = 1;
+	while (*s) {
+		const char *sp = strpbrk(s, " \n");
+		if (!sp)
+			sp = s + strlen(s);
+		sb_addf(out, "%s%.*s", first ? "" : ",", (int)(sp - s), s);
+		first = 0;
+		const char *nl = strchr(s, '\n');
+		s = nl ? nl + 1 : s + strlen(s);
+	}
+	if (first)
+		sb_adds(out, "-");
+}
+
+static void kind_text(const Phase *p, int which, char *buf, size_t n)
+{
+	if (which == 0) {
+		if (p->a_from_phase >= 0)
+			snprintf(buf, n, "%s(p%d)", asrc_kind_name(p->a_kind), p->a_from_phase);
+		else
+			snprintf(buf, n, "%s", asrc_kind_name(p->a_kind));
+	} else {
+		if (p->c_from_phase >= 0)
+			snprintf(buf, n, "%s(p%d)", ckind_name(p->c_kind), p->c_from_phase);
+		else if (p->c_kind == CK_LOADED)
+			snprintf(buf, n, "loaded:%s", space_name(p->c_space));
+		else
+			snprintf(buf, n, "%s", ckind_name(p->c_kind));
+	}
+}
+
+int cmd_phases(int argc, char **argv)
+{
+	const char *path = NULL, *entry = NULL;
+	unsigned gap = 0;
+	int json = 0, md = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
+			entry = argv[++i];
+		else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &gap) < 0)
+				return cmd_fail("phases: --gap wants a non-negative number, not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--md"))
+			md = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s\n", usage_str);
+			return EXIT_OK;
+		} else if (argv[i][0] == '-')
+			return cmd_fail("phases: unknown option '%s'\nusage: %s", argv[i], usage_str);
+		else if (!path)
+			path = argv[i];
+		else
+			return cmd_usage(usage_str);
+	}
+	if (!path || (json && md))
+		return cmd_usage(usage_str);
+	LoadedModule lm;
+	if (cmd_load_module(path, &lm) < 0)
+		return EXIT_ERROR;
+	const Module *m = lm.m;
+	/* Functions to report: the named one, or every one with mma. */
+	VEC(const Func *) fns = {0};
+	if (entry) {
+		const Func *f = cmd_pick_func(m, entry);
+		if (!f) {
+			cmd_unload_module(&lm);
+			return EXIT_ERROR;
+		}
+		VEC_PUSH(fns, f);
+	} else {
+		for (size_t i = 0; i < m->funcs.n; i++) {
+			const Func *f = &m->funcs.v[i];
+			if (f->flags & FNF_DECL)
+				continue;
+			for (uint32_t k = 0; k < f->nstmt; k++)
+				if (func_stmt(m, f, k)->flags & STMT_MMA) {
+					VEC_PUSH(fns, f);
+					break;
+				}
+		}
+	}
+	int rc = EXIT_OK;
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	cJSON *jfns = NULL;
+	if (root) {
+		cJSON_AddStringToObject(root, "module", path);
+		cJSON_AddNumberToObject(root, "gap", gap);
+		jfns = cJSON_AddArrayToObject(root, "functions");
+	}
+	StrBuf line = STRBUF_INIT;
+	for (size_t fi = 0; fi < fns.n; fi++) {
+		const Func *f = fns.v[fi];
+		Err e = ERR_INIT;
+		Dataflow *df = df_build(m, f, &e);
+		PhaseList pl = {0};
+		if (!df || ana_phases(df, gap, &pl, &e) < 0) {
+			cmd_fail("%s", err_msg(&e));
+			err_release(&e);
+			df_free(df);
+			rc = EXIT_ERROR;
+			break;
+		}
+		uint32_t nmma = 0;
+		for (size_t i = 0; i < pl.n; i++)
+			nmma += pl.v[i].mma;
+		char *fname = xstrndup(m->src + f->name.off, f->name.len);
+		if (root) {
+			cJSON *jf = cJSON_CreateObject();
+			cJSON_AddStringToObject(jf, "name", fname);
+			cJSON_AddStringToObject(jf, "kind", f->kind == FN_ENTRY ? "entry" : "func");
+			cJSON_AddNumberToObject(jf, "statements", f->nstmt);
+			cJSON_AddNumberToObject(jf, "mma", nmma);
+			cJSON *jp = cJSON_AddArrayToObject(jf, "phases");
+			for (size_t i = 0; i < pl.n; i++)
+				cJSON_AddItemToArray(jp, phase_json(m, &pl.v[i]));
+			cJSON_AddItemToArray(jfns, jf);
+		} else {
+			printf("%s%s: %zu phases, %u mma statements, %u statements (gap %u)\n",
+			       fi ? "\n" : "", fname, pl.n, nmma, f->nstmt, gap);
+			if (md)
+				printf("\n| phase | mma stmts | mma | m | n | k | chain | chains | banded | A | C | B bytes | epilogue | ops |\n"
+				       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+			else if (pl.n)
+				printf("%5s %-15s %4s %3s %3s %4s %5s %6s %-6s %-16s %-16s %-17s %-19s %s\n",
+				       "phase", "mma-stmts", "mma", "m", "n", "k", "chain", "chains", "banded",
+				       "A", "C", "B-bytes", "epilogue", "ops");
+			for (size_t i = 0; i < pl.n; i++) {
+				const Phase *p = &pl.v[i];
+				char ak[48], ck[48], bb[48], rng[48], epi[48];
+				kind_text(p, 0, ak, sizeof ak);
+				kind_text(p, 1, ck, sizeof ck);
+				if (p->b_loaded)
+					snprintf(bb, sizeof bb, "[%lld,%lld]", (long long)p->b_lo, (long long)p->b_hi);
+				else
+					snprintf(bb, sizeof bb, "-");
+				snprintf(rng, sizeof rng, "s%u-s%u", p->first, p->last);
+				uint32_t ne = p->epi_last >= p->epi_first ? p->epi_last - p->epi_first + 1 : 0;
+				if (ne)
+					snprintf(epi, sizeof epi, "s%u-s%u(%u)", p->epi_first, p->epi_last, ne);
+				else
+					snprintf(epi, sizeof epi, "-");
+				sb_reset(&line);
+				ops_line(p, &line);
+				if (md)
+					printf("| %u | %s | %u | %u | %u | %u | %u | %u | %s | %s | %s | %s | %s | %s |\n",
+					       p->number, rng, p->mma, p->m_tiles, p->n_tiles, p->k, p->k_chain_len,
+					       p->chains, p->banded ? "yes" : "no", ak, ck, bb, epi, line.p);
+				else
+					printf("%5u %-15s %4u %3u %3u %4u %5u %6u %-6s %-16s %-16s %-17s %-19s %s\n",
+					       p->number, rng, p->mma, p->m_tiles, p->n_tiles, p->k, p->k_chain_len,
+					       p->chains, p->banded ? "yes" : "no", ak, ck, bb, epi, line.p);
+			}
+		}
+		free(fname);
+		phases_release(&pl);
+		df_free(df);
+		err_release(&e);
+	}
+	sb_release(&line);
+	if (root && rc == EXIT_OK) {
+		char *txt = cJSON_Print(root);
+		fputs(txt, stdout);
+		fputc('\n', stdout);
+		free(txt);
+	}
+	cJSON_Delete(root);
+	VEC_FREE(fns);
+	cmd_unload_module(&lm);
+	return rc;
+}

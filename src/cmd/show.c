@@ -1,0 +1,165 @@
+/*
+ * show.c - `d4r-splice show MODULE (--phase N | --stmts A:B)`: statements of
+ * a phase or range with their numbers and source lines; --live adds the cut
+ * interface (live-in / live-out registers with types and first use or last
+ * definition) and the range's memory effects.
+ */
+#include "ana/ana.h"
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_str[] = "d4r-splice show MODULE [--entry NAME] (--phase N | --stmts A:B) "
+                                "[--epilogue] [--live] [--context K] [--gap N]";
+
+/* Prints the interface and memory effects of [a, b]; 0 or -1 with e set. */
+int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e);
+
+int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	CutInterface cut;
+	if (df_cut(df, a, b, &cut, e) < 0)
+		return -1;
+	uint32_t bytes_in = 0, bytes_out = 0;
+	printf("\nlive-in (%zu): registers read in s%u-s%u whose value comes from before\n",
+	       cut.live_in.n, a, b);
+	for (size_t i = 0; i < cut.live_in.n; i++) {
+		const RegInfo *r = df_reg(df, cut.live_in.v[i].reg);
+		const Stmt *s = func_stmt(m, f, cut.live_in.v[i].stmt);
+		bytes_in += (r->bits ? r->bits : 32) * (r->vec ? r->vec : 1) * 32 / 8;
+		printf("  %-12.*s %-6.*s first use s%u (line %u)\n", (int)r->name.n, r->name.p,
+		       (int)r->type.n, r->type.p, cut.live_in.v[i].stmt, s->line);
+	}
+	printf("live-out (%zu): registers defined in s%u-s%u and read after s%u\n", cut.live_out.n,
+	       a, b, b);
+	for (size_t i = 0; i < cut.live_out.n; i++) {
+		const RegInfo *r = df_reg(df, cut.live_out.v[i].reg);
+		const Stmt *s = func_stmt(m, f, cut.live_out.v[i].stmt);
+		bytes_out += (r->bits ? r->bits : 32) * (r->vec ? r->vec : 1) * 32 / 8;
+		printf("  %-12.*s %-6.*s last def s%u (line %u), first use after s%u\n",
+		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p, cut.live_out.v[i].stmt,
+		       s->line, cut.live_out.v[i].use);
+	}
+	printf("bytes per warp across the cut: %u in, %u out\n", bytes_in, bytes_out);
+	printf("memory effects:");
+	int any = 0;
+	for (int sp = 0; sp < SP__COUNT; sp++) {
+		if (cut.loads[sp])
+			printf(" %s loads %u,", space_name((Space)sp), cut.loads[sp]), any = 1;
+		if (cut.stores[sp])
+			printf(" %s stores %u,", space_name((Space)sp), cut.stores[sp]), any = 1;
+	}
+	if (cut.atomics)
+		printf(" atomics %u,", cut.atomics), any = 1;
+	if (cut.barriers)
+		printf(" barriers %u,", cut.barriers), any = 1;
+	printf("%s\n", any ? "" : " none");
+	if (cut.rw_dependency)
+		printf("READ/WRITE DEPENDENCIES: cut invalid\n%s", cut.rw_reason.p ? cut.rw_reason.p : "");
+	else
+		printf("read/write dependencies: none\n");
+	cut_release(&cut);
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	const char *path = NULL, *entry = NULL, *stmts = NULL;
+	unsigned phase = 0, context = 0, gap = 0;
+	int live = 0, with_epi = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
+			entry = argv[++i];
+		else if (!strcmp(argv[i], "--phase") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
+				return cmd_fail("show: --phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--stmts") && i + 1 < argc)
+			stmts = argv[++i];
+		else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &context) < 0)
+				return cmd_fail("show: --context wants a number, not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &gap) < 0)
+				return cmd_fail("show: --gap wants a number, not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--live"))
+			live = 1;
+		else if (!strcmp(argv[i], "--epilogue"))
+			with_epi = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s\n", usage_str);
+			return EXIT_OK;
+		} else if (argv[i][0] == '-')
+			return cmd_fail("show: unknown option '%s'\nusage: %s", argv[i], usage_str);
+		else if (!path)
+			path = argv[i];
+		else
+			return cmd_usage(usage_str);
+	}
+	if (!path || (!phase == !stmts))
+		return cmd_usage(usage_str);
+	LoadedModule lm;
+	if (cmd_load_module(path, &lm) < 0)
+		return EXIT_ERROR;
+	const Module *m = lm.m;
+	const Func *f = cmd_pick_func(m, entry);
+	if (!f) {
+		cmd_unload_module(&lm);
+		return EXIT_ERROR;
+	}
+	Err e = ERR_INIT;
+	Dataflow *df = df_build(m, f, &e);
+	int rc = EXIT_OK;
+	uint32_t a = 0, b = 0;
+	if (!df) {
+		rc = cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (phase) {
+		PhaseList pl;
+		if (ana_phases(df, gap, &pl, &e) < 0) {
+			rc = cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		if (phase > pl.n) {
+			rc = cmd_fail("show: phase %u does not exist: '%.*s' has %zu phase%s", phase,
+			              (int)f->name.len, m->src + f->name.off, pl.n, pl.n == 1 ? "" : "s");
+			phases_release(&pl);
+			goto out;
+		}
+		a = pl.v[phase - 1].first;
+		b = with_epi && pl.v[phase - 1].epi_last >= pl.v[phase - 1].epi_first
+		        ? pl.v[phase - 1].epi_last
+		        : pl.v[phase - 1].last;
+		phases_release(&pl);
+	} else if (cmd_parse_range(stmts, &a, &b) < 0) {
+		rc = cmd_fail("show: --stmts wants A:B (statement numbers, A <= B), not '%s'", stmts);
+		goto out;
+	}
+	if (b >= f->nstmt) {
+		rc = cmd_fail("show: statement s%u does not exist: '%.*s' has %u statements (s0-s%u)", b,
+		              (int)f->name.len, m->src + f->name.off, f->nstmt, f->nstmt ? f->nstmt - 1 : 0);
+		goto out;
+	}
+	uint32_t from = a > context ? a - context : 0;
+	uint32_t to = b + context < f->nstmt ? b + context : f->nstmt - 1;
+	printf("%.*s: s%u-s%u (%u statements)\n", (int)f->name.len, m->src + f->name.off, a, b,
+	       b - a + 1);
+	StrBuf t = STRBUF_INIT;
+	for (uint32_t i = from; i <= to; i++) {
+		const Stmt *s = func_stmt(m, f, i);
+		sb_reset(&t);
+		stmt_normalized(m, s, &t);
+		printf("%c s%-6u L%-7u %s\n", (i < a || i > b) ? ' ' : '>', i, s->line, t.p);
+	}
+	sb_release(&t);
+	if (live && show_cut(df, a, b, &e) < 0)
+		rc = cmd_fail("%s", err_msg(&e));
+out:
+	df_free(df);
+	err_release(&e);
+	cmd_unload_module(&lm);
+	return rc;
+}
