@@ -73,6 +73,26 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg);
 uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
                     uint32_t max);
 
+/* Additions (dataflow.c): */
+uint32_t df_nstmt(const Dataflow *df);
+/* Does statement `stmt` define / use `reg`?  *kills (if given) says whether
+ * the definition replaces the whole value (false for a guarded definition
+ * or a vector-element write). */
+bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
+bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Operand names one element of a vector register ("%v.x"). */
+bool df_opd_partial(const Dataflow *df, uint32_t opd_index);
+/* A .func parameter declared in .reg space (defined by the caller). */
+bool df_reg_is_param(const Dataflow *df, uint32_t reg);
+/* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
+uint32_t df_nblocks(const Dataflow *df);
+uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
+void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
+const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
+const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
+/* Is `reg` live on entry to block `block`? */
+bool df_live_in_block(const Dataflow *df, uint32_t block, uint32_t reg);
+
 /* ---- the cut interface --------------------------------------------------- */
 
 typedef enum {
@@ -82,6 +102,28 @@ typedef enum {
 const char *space_name(Space s);
 /* State space a memory statement accesses (from its modifiers). */
 Space stmt_space(const Module *m, const Stmt *s);
+/* Additions: the spaces named by the opcode's modifiers in order (at most
+ * 2: cp.async.bulk.shared::cluster.global gives shared, global); returns how
+ * many. */
+int stmt_spaces(const Module *m, const Stmt *s, Space out[2]);
+/* What one statement does to memory. */
+enum { ME_LOAD = 1, ME_STORE = 2, ME_ATOMIC = 4, ME_BARRIER = 8, ME_CALL = 16 };
+typedef struct {
+	uint32_t flags;  /* ME_* */
+	Space load;      /* space read (ME_LOAD) */
+	Space store;     /* space written (ME_STORE) */
+} MemEffect;
+/* ld/ldu/ldmatrix/tex/tld4/suld/wmma.load/multimem.ld_reduce load; st/
+ * stmatrix/sust/wmma.store/tensormap.replace store; atom/red/sured/
+ * multimem.red/cp.reduce are atomics (load and store); cp.async* store the
+ * first space and load the second; bar/barrier/membar/fence/mbarrier/
+ * cp.async.mbarrier are barriers; call loads and stores generic memory. */
+MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt);
+/* What a name is in this function: a register, a label, a module variable
+ * (*space, if given, gets its state space), or something else (a
+ * parameter, a function, an undeclared name). */
+enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
+int df_name_kind(const Dataflow *df, Str name, Space *space);
 
 typedef struct {
 	uint32_t reg;
@@ -126,6 +168,14 @@ typedef struct {
 	                        pointer (a struct field read with ld.param at +N) */
 	int64_t offset;      /* constant byte offset from the base */
 	bool variable;       /* the address also has thread-dependent terms */
+	/* additions */
+	bool param_ptr;      /* AB_PARAM: true when the base is the pointer value
+	                        read from the parameter's bytes at param_off
+	                        (ld.param.u64 %rd, [p+40]); false when the address
+	                        is inside the parameter itself (mov %rd, p) */
+	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
+	                        mean the same value in the same thread; 0 when
+	                        there is none or it could not be summarised */
 	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
 	uint32_t nelem;      /* elements accessed (4 for .v4) */
 	const char *why;     /* AB_NONE: why it did not resolve (static string) */
@@ -139,6 +189,12 @@ typedef struct {
  * guess), -1 when the statement has no address operand.
  */
 int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
+/* Addition: are two resolved accesses provably disjoint?  Different
+ * symbols are; the same base with no variable part and non-overlapping
+ * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
+ * across threads, so only .local accesses with the same var_key compare
+ * offsets.  Anything else may alias (false). */
+bool addr_disjoint(const Addr *a, const Addr *b);
 
 /* ---- phases -------------------------------------------------------------- */
 

@@ -1,0 +1,637 @@
+/*
+ * addr.c - address tracking: what a memory statement's address is made of.
+ *
+ * The address operand [base+imm] of a load or store is followed back through
+ * the reaching definitions of its registers until it is a sum of
+ *
+ *     one base   a kernel parameter (the parameter itself, or the pointer
+ *                read from its bytes with ld.param: struct fields), or a
+ *                .shared/.global/... variable,
+ *     variable terms   values derived from special registers (%tid.x,
+ *                %laneid, ...) or from integer parameters, each an opaque
+ *                "atom" named by the statement that produced it,
+ *     a constant offset.
+ *
+ * Rules (the analysis never guesses: anything else stops with a reason):
+ *  - mov copies (a register, a symbol, a parameter name, an immediate);
+ *    add/sub add terms; cvta keeps the term and records the space;
+ *    cvt between integer types passes the term through.
+ *  - mul.lo/mul.wide/shl/mad (the product part) fold when every operand is
+ *    constant; otherwise the product is a variable atom, provided no operand
+ *    holds a base (a scaled pointer is not an address we can describe).
+ *    Other integer ALU ops (and, or, xor, shr, min, max, bfe, selp, ...) are
+ *    atoms the same way; and/or/xor/shr/not/neg fold constants.
+ *  - ld.param.u64 (or .b64/.s64; 32-bit on 32-bit targets) from a parameter
+ *    + N gives the pointer base (param, param_off = N); a narrower ld.param
+ *    gives a kernel-uniform integer atom.  Any other load stops.
+ *  - A register with several reaching definitions, none, or a chain deeper
+ *    than 64 / wider than 512 steps stops.
+ *  - Two bases in one sum, or a base subtracted, stops.
+ */
+#include "ana.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ATOMS 8
+#define MAX_DEPTH 64
+#define MAX_STEPS 512
+
+/* atom keys: kind in bits 56..62, sign in bit 63 */
+#define ATOM_STMT (1ull << 56)
+#define ATOM_SPECIAL (2ull << 56)
+#define ATOM_NEG (1ull << 63)
+
+typedef struct {
+	AddrBase base;     /* AB_NONE: no base (constant or index value) */
+	Str base_name;
+	int64_t param_off;
+	bool param_ptr;
+	Space space;       /* from cvta or the variable's declaration; GENERIC if unknown */
+	int64_t off;
+	uint32_t natom;
+	bool atom_over;    /* more atoms than fit */
+	bool nonspecial;   /* an atom derived from something else than special regs */
+	uint64_t atom[MAX_ATOMS];
+} Term;
+
+typedef struct {
+	const Dataflow *df;
+	const Module *m;
+	unsigned steps;
+	const char *why;
+	bool wide_ptr32;  /* 32-bit address size: 32-bit values may be pointers */
+} Ctx;
+
+static int fail(Ctx *c, const char *why)
+{
+	if (!c->why)
+		c->why = why;
+	return -1;
+}
+
+static bool is_const(const Term *t)
+{
+	return t->base == AB_NONE && !t->natom && !t->atom_over;
+}
+
+static void add_atom(Term *t, uint64_t a)
+{
+	/* a and -a cancel */
+	for (uint32_t i = 0; i < t->natom; i++)
+		if (t->atom[i] == (a ^ ATOM_NEG)) {
+			t->atom[i] = t->atom[--t->natom];
+			return;
+		}
+	if (t->natom < MAX_ATOMS)
+		t->atom[t->natom++] = a;
+	else
+		t->atom_over = true;
+}
+
+/* Parses an INT operand's text: [-]digits | 0x.. | 0b.. | 0 octal, [U]. */
+static bool int_value(Str s, int64_t *out)
+{
+	size_t i = 0;
+	bool neg = false;
+	if (i < s.n && (s.p[i] == '-' || s.p[i] == '+'))
+		neg = s.p[i++] == '-';
+	unsigned base = 10;
+	if (i + 1 < s.n && s.p[i] == '0' && (s.p[i + 1] == 'x' || s.p[i + 1] == 'X'))
+		base = 16, i += 2;
+	else if (i + 1 < s.n && s.p[i] == '0' && (s.p[i + 1] == 'b' || s.p[i + 1] == 'B'))
+		base = 2, i += 2;
+	else if (i + 1 < s.n && s.p[i] == '0' && s.p[i + 1] >= '0' && s.p[i + 1] <= '7')
+		base = 8, i += 1;
+	uint64_t v = 0;
+	size_t start = i;
+	for (; i < s.n; i++) {
+		char ch = s.p[i];
+		unsigned d;
+		if (ch >= '0' && ch <= '9')
+			d = (unsigned)(ch - '0');
+		else if (ch >= 'a' && ch <= 'f')
+			d = (unsigned)(ch - 'a' + 10);
+		else if (ch >= 'A' && ch <= 'F')
+			d = (unsigned)(ch - 'A' + 10);
+		else if ((ch == 'U' || ch == 'u') && i + 1 == s.n)
+			break;
+		else
+			return false;
+		if (d >= base)
+			return false;
+		v = v * base + d;
+	}
+	if (i == start)
+		return false;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+/* ---- opcode types ---------------------------------------------------------- */
+
+/* Bits of the opcode's last integer/bit type component (.u32 -> 32), 0 if
+ * none; *is_signed set for .sN. *is_float set if any float type appears. */
+static uint32_t opcode_type(Str op, bool *is_signed, bool *is_float)
+{
+	uint32_t bits = 0;
+	if (is_signed)
+		*is_signed = false;
+	if (is_float)
+		*is_float = false;
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p + 1;
+		while (q < end && *q != '.')
+			q++;
+		if (*p == '.' && q - p >= 3) {
+			char k = p[1];
+			bool digits = true;
+			for (const char *r = p + 2; r < q; r++)
+				if (*r < '0' || *r > '9')
+					digits = false;
+			if (digits && (k == 'u' || k == 's' || k == 'b')) {
+				bits = (uint32_t)atoi(p + 2);
+				if (is_signed)
+					*is_signed = k == 's';
+			} else if (is_float && ((k == 'f' && (p[2] >= '0' && p[2] <= '9')) ||
+			                        (k == 'b' && p[2] == 'f') || (k == 'e' && q - p >= 4 &&
+			                                                      (p[2] == '4' || p[2] == '5')) ||
+			                        (k == 't' && p[2] == 'f')))
+				*is_float = true;
+		}
+		p = q;
+	}
+	return bits;
+}
+
+static int64_t wrap(int64_t v, uint32_t bits, bool is_signed)
+{
+	if (bits == 32)
+		return is_signed ? (int64_t)(int32_t)v : (int64_t)(uint32_t)v;
+	if (bits == 16)
+		return is_signed ? (int64_t)(int16_t)v : (int64_t)(uint16_t)v;
+	return v;
+}
+
+/* ---- resolution ------------------------------------------------------------ */
+
+static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
+
+static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *t);
+
+/* Term of operand i of statement d (a top-level operand). */
+static int def_opd(Ctx *c, uint32_t d, unsigned i, unsigned depth, Term *t)
+{
+	const Stmt *s = func_stmt(c->m, df_func(c->df), d);
+	if (i >= s->nopd)
+		return fail(c, "malformed instruction in the address chain");
+	return resolve_opd(c, d, stmt_opd_index(c->m, s, i), depth, t);
+}
+
+/* t += sign * u */
+static int sum(Ctx *c, Term *t, const Term *u, int sign)
+{
+	if (u->base != AB_NONE) {
+		if (sign < 0)
+			return fail(c, "a pointer is subtracted");
+		if (t->base != AB_NONE)
+			return fail(c, "two bases in one sum");
+		t->base = u->base;
+		t->base_name = u->base_name;
+		t->param_off = u->param_off;
+		t->param_ptr = u->param_ptr;
+		t->space = u->space;
+	} else if (t->base == AB_NONE && t->space == SP_GENERIC)
+		t->space = u->space;
+	t->off += sign * u->off;
+	for (uint32_t i = 0; i < u->natom; i++)
+		add_atom(t, sign < 0 ? u->atom[i] ^ ATOM_NEG : u->atom[i]);
+	t->atom_over |= u->atom_over;
+	t->nonspecial |= u->nonspecial;
+	return 0;
+}
+
+/* The result of a non-linear operation on terms ops[0..n): a fresh atom
+ * named by statement d, or a constant folded by `fold`. */
+static int opaque(Ctx *c, uint32_t d, const Term *ops, unsigned n, bool foldable, int64_t folded,
+                  Term *t)
+{
+	memset(t, 0, sizeof *t);
+	bool all_const = true, nonspecial = false;
+	for (unsigned i = 0; i < n; i++) {
+		if (ops[i].base != AB_NONE)
+			return fail(c, "arithmetic other than a sum on a pointer");
+		all_const &= is_const(&ops[i]);
+		nonspecial |= ops[i].nonspecial;
+	}
+	if (all_const && foldable) {
+		t->off = folded;
+		return 0;
+	}
+	t->atom[0] = ATOM_STMT | d;
+	t->natom = 1;
+	t->nonspecial = nonspecial;
+	return 0;
+}
+
+static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
+{
+	const Module *m = c->m;
+	const Stmt *s = func_stmt(m, df_func(c->df), d);
+	Str opc = stmt_opcode(m, s);
+	bool sgn = false, flt = false;
+	uint32_t bits = opcode_type(opc, &sgn, &flt);
+	Term a, b, e;
+	memset(t, 0, sizeof *t);
+	if (s->nopd >= 1 && stmt_opd(m, s, 0)->kind != OPD_REG && stmt_opd(m, s, 0)->kind != OPD_IDENT)
+		return fail(c, "the register is defined as part of a vector or pair");
+	switch ((Op)s->op) {
+	case OP_MOV:
+		if (s->nopd != 2)
+			return fail(c, "malformed mov");
+		return def_opd(c, d, 1, depth, t);
+	case OP_ADD:
+	case OP_SUB:
+		if (flt)
+			return fail(c, "floating-point arithmetic in the address chain");
+		if (stmt_has_mod(m, s, ".cc"))
+			return fail(c, "add/sub with carry in the address chain");
+		if (s->nopd != 3 || def_opd(c, d, 1, depth, t) < 0 || def_opd(c, d, 2, depth, &b) < 0)
+			return -1;
+		if (sum(c, t, &b, s->op == OP_SUB ? -1 : 1) < 0)
+			return -1;
+		if (is_const(t))
+			t->off = wrap(t->off, bits, sgn);
+		return 0;
+	case OP_CVTA:
+		if (s->nopd != 2 || def_opd(c, d, 1, depth, t) < 0)
+			return -1;
+		{
+			Space sp[2];
+			if (stmt_spaces(m, s, sp) >= 1)
+				t->space = sp[0];
+		}
+		return 0;
+	case OP_CVT:
+		if (flt)
+			return fail(c, "floating-point conversion in the address chain");
+		if (s->nopd != 2)
+			return fail(c, "malformed cvt");
+		return def_opd(c, d, 1, depth, t);
+	case OP_MUL:
+	case OP_SHL:
+	case OP_MAD:
+		if (flt)
+			return fail(c, "floating-point arithmetic in the address chain");
+		if (s->nopd < 3 || def_opd(c, d, 1, depth, &a) < 0 || def_opd(c, d, 2, depth, &b) < 0)
+			return -1;
+		{
+			bool lo_or_wide = s->op == OP_SHL || stmt_has_mod(m, s, ".lo") ||
+			                  stmt_has_mod(m, s, ".wide");
+			int64_t v;
+			if (s->op == OP_SHL)
+				v = (b.off >= 0 && b.off < 64) ? (int64_t)((uint64_t)a.off << b.off) : 0;
+			else
+				v = a.off * b.off;
+			if (!stmt_has_mod(m, s, ".wide"))
+				v = wrap(v, bits, sgn);
+			Term ops[2] = {a, b};
+			if (opaque(c, d, ops, 2, lo_or_wide, v, t) < 0)
+				return -1;
+		}
+		if (s->op == OP_MAD) {
+			if (s->nopd != 4 || def_opd(c, d, 3, depth, &e) < 0)
+				return -1;
+			if (sum(c, t, &e, 1) < 0)
+				return -1;
+			if (is_const(t) && !stmt_has_mod(m, s, ".wide"))
+				t->off = wrap(t->off, bits, sgn);
+		}
+		return 0;
+	case OP_AND:
+	case OP_OR:
+	case OP_XOR:
+	case OP_SHR:
+	case OP_NOT:
+	case OP_NEG:
+	case OP_MIN:
+	case OP_MAX:
+	case OP_DIV:
+	case OP_REM:
+	case OP_BFE:
+	case OP_BFI:
+	case OP_SELP:
+	case OP_MUL24:
+	case OP_MAD24:
+	case OP_PRMT:
+	case OP_POPC:
+	case OP_CLZ:
+	case OP_BREV:
+	case OP_SHF:
+	case OP_ABS:
+	case OP_LOP3: {
+		if (flt)
+			return fail(c, "floating-point arithmetic in the address chain");
+		Term ops[4];
+		unsigned n = s->nopd - 1;
+		if (n > 4 || n == 0)
+			return fail(c, "unexpected operands in the address chain");
+		for (unsigned i = 0; i < n; i++) {
+			if (s->op == OP_SELP && i == 2)
+				break; /* the predicate */
+			if (def_opd(c, d, i + 1, depth, &ops[i]) < 0)
+				return -1;
+		}
+		if (s->op == OP_SELP)
+			n = 2;
+		int64_t v = 0;
+		bool foldable = true;
+		switch ((Op)s->op) {
+		case OP_AND: v = ops[0].off & ops[1].off; break;
+		case OP_OR: v = ops[0].off | ops[1].off; break;
+		case OP_XOR: v = ops[0].off ^ ops[1].off; break;
+		case OP_NOT: v = ~ops[0].off; break;
+		case OP_NEG: v = -ops[0].off; break;
+		case OP_SHR:
+			if (ops[1].off < 0 || ops[1].off >= 64)
+				foldable = false;
+			else if (sgn)
+				v = wrap(ops[0].off, bits, true) >> ops[1].off;
+			else
+				v = (int64_t)((uint64_t)wrap(ops[0].off, bits, false) >> ops[1].off);
+			break;
+		default:
+			foldable = false;
+			break;
+		}
+		if (foldable)
+			v = wrap(v, bits, sgn);
+		return opaque(c, d, ops, n, foldable, v, t);
+	}
+	case OP_LD: {
+		if (!stmt_has_mod(m, s, ".param"))
+			return fail(c, "the value is loaded from memory");
+		Term at;
+		uint32_t k = s->opd + ((s->flags & STMT_GUARD) ? 1 : 0);
+		k = opd_next(m, k); /* the address: second operand */
+		if (s->nopd != 2 || m->opds.v[k].kind != OPD_ADDR)
+			return fail(c, "malformed ld.param");
+		if (resolve_opd(c, d, k + 1, depth, &at) < 0)
+			return -1;
+		if (at.base != AB_PARAM || at.param_ptr || at.natom || at.atom_over)
+			return fail(c, "ld.param from an address that is not a parameter");
+		if (bits == 64 || (c->wide_ptr32 && bits == 32)) {
+			t->base = AB_PARAM;
+			t->base_name = at.base_name;
+			t->param_off = at.off;
+			t->param_ptr = true;
+			t->space = SP_GENERIC;
+			return 0;
+		}
+		/* an integer parameter: uniform, but not a constant we know */
+		t->atom[0] = ATOM_STMT | d;
+		t->natom = 1;
+		t->nonspecial = true;
+		return 0;
+	}
+	default:
+		return fail(c, "an instruction the address tracking does not follow");
+	}
+}
+
+static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *t)
+{
+	memset(t, 0, sizeof *t);
+	if (++c->steps > MAX_STEPS)
+		return fail(c, "the address chain is too large");
+	if (depth > MAX_DEPTH)
+		return fail(c, "the address chain is deeper than 64");
+	const RegInfo *ri = df_reg(c->df, reg);
+	if (ri->special) {
+		t->atom[0] = ATOM_SPECIAL | reg;
+		t->natom = 1;
+		return 0;
+	}
+	int64_t d = df_reaching_def(c->df, at, reg);
+	if (d == DF_DEF_MANY)
+		return fail(c, "several definitions reach a register of the address");
+	if (d == DF_DEF_NONE)
+		return fail(c, df_reg_is_param(c->df, reg)
+		                ? "the address comes from a function parameter register"
+		                : "no definition reaches a register of the address");
+	uint32_t n;
+	df_defs(c->df, (uint32_t)d, &n);
+	bool kills = false;
+	if (!df_stmt_defines(c->df, (uint32_t)d, reg, &kills) || !kills || n != 1)
+		return fail(c, "the register is written only in part");
+	return resolve_def(c, (uint32_t)d, depth + 1, t);
+}
+
+static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t)
+{
+	const Module *m = c->m;
+	const Operand *o = &m->opds.v[opd];
+	memset(t, 0, sizeof *t);
+	if (o->flags & OPDF_NOT)
+		return fail(c, "a negated operand in the address chain");
+	switch (o->kind) {
+	case OPD_INT:
+		if (!int_value(opd_str(m, o), &t->off))
+			return fail(c, "an integer that does not parse");
+		return 0;
+	case OPD_REG:
+	case OPD_IDENT: {
+		int64_t r = df_opd_reg(c->df, opd);
+		if (r < 0)
+			r = df_reg_find(c->df, opd_str(m, o));
+		if (r >= 0) {
+			if (df_opd_partial(c->df, opd))
+				return fail(c, "an element of a vector register in the address chain");
+			return resolve_reg(c, at, (uint32_t)r, depth, t);
+		}
+		Str name = opd_str(m, o);
+		Space sp = SP_GENERIC;
+		int kind = df_name_kind(c->df, name, &sp);
+		if (kind == DF_NAME_VAR) {
+			t->base = AB_SYMBOL;
+			t->base_name = name;
+			t->space = sp;
+			return 0;
+		}
+		if (kind == DF_NAME_LABEL)
+			return fail(c, "a label in the address chain");
+		const Func *f = df_func(c->df);
+		for (uint32_t i = 0; i < f->nparam; i++) {
+			const Param *p = &m->params.v[f->param0 + i];
+			if (p->space != 'r' && str_eq(mod_str(m, p->name), name)) {
+				t->base = AB_PARAM;
+				t->base_name = name;
+				t->space = SP_PARAM;
+				return 0;
+			}
+		}
+		if (o->kind == OPD_REG)
+			return fail(c, "an undeclared register in the address chain");
+		if (mod_func_find(m, name))
+			return fail(c, "a function name in the address chain");
+		/* a variable declared inside the function body (not in the model:
+		 * the parser skips those directives), e.g. __local_depot0 */
+		t->base = AB_SYMBOL;
+		t->base_name = name;
+		t->space = SP_GENERIC;
+		return 0;
+	}
+	case OPD_EXPR: {
+		uint32_t end = opd + 1 + o->sub;
+		bool firstterm = true;
+		for (uint32_t k = opd + 1; k < end; k = opd_next(m, k)) {
+			Term u;
+			if (resolve_opd(c, at, k, depth, firstterm ? t : &u) < 0)
+				return -1;
+			if (!firstterm && sum(c, t, &u, 1) < 0)
+				return -1;
+			firstterm = false;
+		}
+		return 0;
+	}
+	case OPD_FLOAT:
+		return fail(c, "a floating-point value in the address chain");
+	case OPD_VEC:
+		return fail(c, "a vector in the address chain");
+	default:
+		return fail(c, "an operand the address tracking does not follow");
+	}
+}
+
+/* ---- element size ---------------------------------------------------------- */
+
+static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t *nelem)
+{
+	Str op = stmt_opcode(m, s);
+	uint32_t bytes = 0, n = 1;
+	bool ldm = s->op == OP_LDMATRIX || s->op == OP_STMATRIX;
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p + 1;
+		while (q < end && *q != '.')
+			q++;
+		Str comp = str_of(p, (size_t)(q - p));
+		if (*p == '.' && comp.n >= 3) {
+			if (comp.p[1] == 'v' && comp.p[2] >= '0' && comp.p[2] <= '9')
+				n = (uint32_t)atoi(comp.p + 2);
+			else if (ldm && comp.p[1] == 'x' && comp.p[2] >= '0' && comp.p[2] <= '9')
+				n = (uint32_t)atoi(comp.p + 2);
+			else if (str_eqc(comp, ".pred"))
+				;
+			else {
+				char k = comp.p[1];
+				size_t i = 2;
+				if (k == 'b' && comp.n > 3 && comp.p[2] == 'f')
+					i = 3;
+				else if (!(k == 'u' || k == 's' || k == 'b' || k == 'f'))
+					i = 0;
+				if (i && i < comp.n && comp.p[i] >= '0' && comp.p[i] <= '9') {
+					uint32_t bits = 0, mult = 1;
+					while (i < comp.n && comp.p[i] >= '0' && comp.p[i] <= '9')
+						bits = bits * 10 + (uint32_t)(comp.p[i++] - '0');
+					if (i + 1 < comp.n && comp.p[i] == 'x')
+						mult = (uint32_t)atoi(comp.p + i + 1);
+					if (i == comp.n || comp.p[i] == 'x')
+						bytes = bits * (mult ? mult : 1) / 8;
+				}
+			}
+		}
+		p = q;
+	}
+	if (ldm)
+		bytes = 4; /* one .b32 register (two b16) per matrix per lane */
+	if (s->op == OP_CP) {
+		/* cp.async.ca.shared.global [dst], [src], cp-size */
+		int64_t v;
+		if (s->nopd >= 3 && stmt_opd(m, s, 2)->kind == OPD_INT &&
+		    int_value(opd_str(m, stmt_opd(m, s, 2)), &v) && v > 0) {
+			bytes = (uint32_t)v;
+			n = 1;
+		} else
+			bytes = 0;
+	}
+	*elem = bytes;
+	*nelem = bytes ? n : 0;
+}
+
+/* ---- the entry point ------------------------------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
+{
+	memset(out, 0, sizeof *out);
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	if (stmt >= f->nstmt)
+		return -1;
+	const Stmt *s = func_stmt(m, f, stmt);
+	uint32_t k = s->opd + ((s->flags & STMT_GUARD) ? 1 : 0);
+	uint32_t a = UINT32_MAX;
+	for (unsigned i = 0; i < s->nopd; i++, k = opd_next(m, k))
+		if (m->opds.v[k].kind == OPD_ADDR) {
+			a = k;
+			break;
+		}
+	if (a == UINT32_MAX)
+		return -1;
+	out->space = stmt_space(m, s);
+	access_size(m, s, &out->elem_bytes, &out->nelem);
+	if (m->opds.v[a].sub == 0) {
+		out->why = "empty address";
+		return 0;
+	}
+	Ctx c = {df, m, 0, NULL, false};
+	c.wide_ptr32 = m->address_size.len == 2 && memcmp(m->src + m->address_size.off, "32", 2) == 0;
+	Term t;
+	uint32_t first = a + 1;
+	bool coords = opd_next(m, first) < a + 1 + m->opds.v[a].sub; /* [tex, {x, y}] */
+	if (resolve_opd(&c, stmt, first, 0, &t) < 0) {
+		out->base = AB_NONE;
+		out->why = c.why ? c.why : "unresolved";
+		return 0;
+	}
+	bool variable = t.natom || t.atom_over || coords;
+	if (t.base == AB_NONE) {
+		if (t.nonspecial) {
+			out->why = "the address has no base (an index from a parameter value)";
+			return 0;
+		}
+		out->base = variable ? AB_SPECIAL : AB_ABSOLUTE;
+	} else {
+		out->base = t.base;
+		out->base_name = t.base_name;
+		out->param_off = t.param_off;
+		out->param_ptr = t.param_ptr;
+	}
+	if (out->space == SP_GENERIC && t.space != SP_GENERIC && t.space != SP_PARAM)
+		out->space = t.space;
+	out->offset = t.off;
+	out->variable = variable;
+	if (t.natom && !t.atom_over && !coords) {
+		uint64_t at[MAX_ATOMS];
+		memcpy(at, t.atom, t.natom * sizeof(uint64_t));
+		qsort(at, t.natom, sizeof(uint64_t), cmp_u64);
+		uint64_t h = 0x5bd1e995;
+		for (uint32_t i = 0; i < t.natom; i++)
+			h = mix(h, at[i]);
+		out->var_key = h ? h : 1;
+	}
+	return 1;
+}

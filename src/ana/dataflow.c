@@ -1,0 +1,1669 @@
+/*
+ * dataflow.c - registers, def-use, control flow, liveness, reaching
+ * definitions and the cut interface of one function.
+ *
+ * df_build makes one pass over the function's statements.  Every leaf
+ * operand is looked up in a name table (Str -> register id): plain `.reg`
+ * declarations are entered up front, range declarations `%r<500>` are kept
+ * as (prefix, count) and a name like `%r123` becomes a register the first
+ * time it is seen, special registers (%tid.x, %laneid, %clock64, ...) too;
+ * anything else (labels, parameters, variables, functions) is remembered as
+ * "not a register".  The opcode decides which top-level operand is defined
+ * (see first_role); registers inside [ ] are always uses, and so is a guard.
+ *
+ * Per statement the defined and used registers are stored in two flat
+ * arrays; per register, the statements that define it, kill it (an
+ * unguarded whole-register definition) and use it are kept sorted (CSR),
+ * so "the next use / the last definition before statement s inside block b"
+ * is a binary search, not a walk over 20,000 statements.
+ *
+ * Basic blocks start at statement 0, at every label and after every
+ * bra/brx/ret/exit/trap.  Liveness is the classic backward problem solved
+ * over blocks with word bitsets and a worklist.  Reaching definitions are
+ * answered on demand: a walk back inside the block, then, if no killing
+ * definition was found, a search back over predecessor blocks whose result
+ * is memoised per (block, register).  That keeps df_build linear and makes
+ * the common query (straight-line tensor-core code: the definition is in
+ * the same block) a binary search.
+ *
+ * Decisions (documented for the users of ana.h):
+ *  - A guarded definition (@p mov %r1, ...) does not kill: the definition
+ *    before it reaches past it too, so a use after both sees DF_DEF_MANY.
+ *  - Writing one element of a vector register (%v.x) is a definition that
+ *    does not kill.
+ *  - Same name = same register: declarations in nested { } scopes with the
+ *    same name (inline asm blocks reusing `p`, `low`, ...) are merged.  The
+ *    model does not record where a scope closes, so scopes cannot be told
+ *    apart; since such blocks define their names before use, merging does
+ *    not make values live across them.
+ *  - An opcode this file does not know (OP_UNKNOWN) defines and uses its
+ *    first operand (conservative: the old value stays live).
+ *  - brx.idx may go to any label of the function (its .branchtargets list is
+ *    not in the model).  A bra whose label is not in the function likewise.
+ *  - The function entry counts as a definition for reaching definitions: a
+ *    value defined on one path and undefined on another is DF_DEF_MANY.
+ *  - Queries memoise into the Dataflow: it is not safe to query one
+ *    Dataflow from two threads at once.
+ */
+#include "ana.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the name table ------------------------------------------------------ */
+
+enum { NK_REG = 0, NK_NONREG = 1, NK_LABEL = 2 };
+
+typedef struct {
+	const char *p;
+	uint32_t n;
+	uint8_t kind;
+	uint8_t partial; /* NK_REG via a vector element name ("%v.x") */
+	uint8_t var;     /* NK_NONREG: 1 + Space of a module variable, or 0 */
+	int32_t id;      /* register id, or label statement */
+} NameEnt;
+
+typedef struct {
+	Str prefix;
+	uint32_t count;
+	Str type;
+	uint8_t vec;
+} RangeDecl;
+
+typedef struct {
+	uint64_t key;   /* (block << 32 | reg) + 1; 0 = empty */
+	uint32_t n;     /* distinct definitions reaching the block entry, capped at 2 */
+	uint32_t min, max;
+	uint8_t entry;  /* the function entry reaches it (undefined / live-in) */
+} MemoEnt;
+
+struct Dataflow {
+	const Module *m;
+	const Func *f;
+	uint32_t nstmt;
+	uint32_t opd0, nopd;
+	int32_t *opdreg;           /* per operand of the function: reg id or -1 */
+	uint8_t *opdpart;          /* per operand: names a vector element */
+
+	VEC(RegInfo) regs;
+	VEC(uint8_t) regparam;     /* .func .reg parameter */
+	NameEnt *ht;
+	uint32_t htcap, htn;
+	VEC(RangeDecl) ranges;
+
+	/* per statement */
+	uint32_t *def_off, *use_off;
+	VEC(uint32_t) defs;
+	VEC(uint32_t) uses;
+	VEC(uint8_t) defkill;
+
+	/* per register, CSR over statements (sorted) */
+	uint32_t *rdef_off, *rdef;
+	uint8_t *rdef_kill;
+	uint32_t *rkill_off, *rkill;
+	uint32_t *ruse_off, *ruse;
+
+	/* blocks */
+	uint32_t nblk;
+	uint32_t *blk_start;       /* nblk + 1 entries */
+	uint32_t *blk_of;          /* per statement */
+	uint32_t *succ_off, *succ;
+	uint32_t *pred_off, *pred;
+	uint32_t words;
+	uint64_t *live_in, *live_out;
+
+	/* query state (mutable behind const: see the file comment) */
+	uint32_t *mark;
+	uint32_t epoch;
+	MemoEnt *memo;
+	uint32_t memocap, memon;
+	VEC(uint32_t) work;
+};
+
+static uint32_t hash_str(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
+static NameEnt *ht_find(const Dataflow *df, const char *p, size_t n)
+{
+	uint32_t mask = df->htcap - 1, h = hash_str(p, n) & mask;
+	for (;;) {
+		NameEnt *e = &df->ht[h];
+		if (!e->p)
+			return e;
+		if (e->n == n && memcmp(e->p, p, n) == 0)
+			return e;
+		h = (h + 1) & mask;
+	}
+}
+
+static void ht_grow(Dataflow *df)
+{
+	uint32_t oldcap = df->htcap;
+	NameEnt *old = df->ht;
+	df->htcap = oldcap ? oldcap * 2 : 1024;
+	df->ht = xcalloc(df->htcap, sizeof(NameEnt));
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].p)
+			*ht_find(df, old[i].p, old[i].n) = old[i];
+	free(old);
+}
+
+static NameEnt *ht_put(Dataflow *df, const char *p, size_t n, uint8_t kind, int32_t id)
+{
+	if ((df->htn + 1) * 2 > df->htcap)
+		ht_grow(df);
+	NameEnt *e = ht_find(df, p, n);
+	if (!e->p) {
+		e->p = p;
+		e->n = (uint32_t)n;
+		df->htn++;
+	}
+	e->kind = kind;
+	e->id = id;
+	e->partial = 0;
+	e->var = 0;
+	return e;
+}
+
+/* Bits of one element of a register type: ".pred" 1, ".f16x2" 32, ".b64" 64. */
+static uint32_t type_bits(Str t)
+{
+	if (str_eqc(t, ".pred"))
+		return 1;
+	uint32_t bits = 0, mult = 1;
+	size_t i = 0;
+	while (i < t.n && !(t.p[i] >= '0' && t.p[i] <= '9'))
+		i++;
+	while (i < t.n && t.p[i] >= '0' && t.p[i] <= '9')
+		bits = bits * 10 + (uint32_t)(t.p[i++] - '0');
+	if (i + 1 < t.n && t.p[i] == 'x' && t.p[i + 1] >= '0' && t.p[i + 1] <= '9') {
+		mult = 0;
+		for (i++; i < t.n && t.p[i] >= '0' && t.p[i] <= '9'; i++)
+			mult = mult * 10 + (uint32_t)(t.p[i] - '0');
+	}
+	return bits * (mult ? mult : 1);
+}
+
+static uint32_t new_reg(Dataflow *df, Str name, Str type, uint8_t vec, uint8_t special,
+                        uint32_t bits)
+{
+	RegInfo r = {name, type, bits, vec, special};
+	VEC_PUSH(df->regs, r);
+	VEC_PUSH(df->regparam, 0);
+	return (uint32_t)(df->regs.n - 1);
+}
+
+static const char *const special_names[] = {
+	"%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid",
+	"%nsmid", "%gridid", "%clock", "%clock_hi", "%clock64", "%globaltimer",
+	"%globaltimer_lo", "%globaltimer_hi", "%total_smem_size", "%aggr_smem_size",
+	"%dynamic_smem_size", "%is_explicit_cluster", "%clusterid", "%nclusterid",
+	"%current_graph_exec",
+};
+static const char *const special_prefixes[] = {
+	"%lanemask_", "%cluster_", "%envreg", "%pm", "%reserved_smem_offset_",
+};
+
+static bool is_special(Str name)
+{
+	size_t n = 0;
+	while (n < name.n && name.p[n] != '.')
+		n++;
+	Str base = str_of(name.p, n);
+	for (size_t i = 0; i < ARRAY_SIZE(special_names); i++)
+		if (str_eqc(base, special_names[i]))
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(special_prefixes); i++)
+		if (str_starts(base, special_prefixes[i]) && base.n > strlen(special_prefixes[i]))
+			return true;
+	return false;
+}
+
+static uint32_t special_bits(Str name)
+{
+	if (str_starts(name, "%clock64") || str_eqc(name, "%globaltimer") ||
+	    str_eqc(name, "%gridid") || (str_starts(name, "%pm") && name.n > 3 &&
+	                                 name.p[name.n - 1] == '4' && name.p[name.n - 2] == '6'))
+		return 64;
+	return 32;
+}
+
+/* Register id of a name, -1 if it is not a register.  Enters range members,
+ * special registers and non-registers into the table on first sight. */
+static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
+{
+	if (partial)
+		*partial = 0;
+	if (!n)
+		return -1;
+	NameEnt *e = ht_find(df, p, n);
+	if (e->p) {
+		if (partial)
+			*partial = e->partial;
+		return e->kind == NK_REG ? e->id : -1;
+	}
+	Str name = str_of(p, n);
+	/* a member of a range declaration: prefix + decimal number */
+	size_t d = n;
+	while (d > 0 && p[d - 1] >= '0' && p[d - 1] <= '9')
+		d--;
+	if (d < n && d > 0 && !(p[d] == '0' && n - d > 1)) {
+		uint64_t k = 0;
+		for (size_t i = d; i < n && k < 0xffffffffu; i++)
+			k = k * 10 + (uint64_t)(p[i] - '0');
+		Str prefix = str_of(p, d);
+		for (size_t i = 0; i < df->ranges.n; i++) {
+			RangeDecl *r = &df->ranges.v[i];
+			if (k < r->count && str_eq(r->prefix, prefix)) {
+				uint32_t id = new_reg(df, name, r->type, r->vec, 0, type_bits(r->type));
+				ht_put(df, p, n, NK_REG, (int32_t)id);
+				return (int32_t)id;
+			}
+		}
+	}
+	if (p[0] == '%' && is_special(name)) {
+		uint32_t id = new_reg(df, name, str_of(NULL, 0), 0, 1, special_bits(name));
+		ht_put(df, p, n, NK_REG, (int32_t)id);
+		return (int32_t)id;
+	}
+	/* an element of a vector register: "%v.x" */
+	const char *dot = memchr(p + 1, '.', n - 1);
+	if (dot) {
+		const char *last = p + n;
+		while (last > dot && last[-1] != '.')
+			last--;
+		int32_t id = lookup(df, p, (size_t)(last - 1 - p), NULL);
+		if (id >= 0 && !df->regs.v[id].special) {
+			NameEnt *x = ht_put(df, p, n, NK_REG, id);
+			x->partial = 1;
+			if (partial)
+				*partial = 1;
+			return id;
+		}
+	}
+	ht_put(df, p, n, NK_NONREG, -1);
+	return -1;
+}
+
+/* ---- defs and uses ------------------------------------------------------- */
+
+enum { R_NONE = 0, R_USE = 1, R_DEF = 2, R_DEFUSE = 3 };
+
+/* Role of the first top-level operand; the others are uses. */
+static int first_role(const Module *m, const Stmt *s)
+{
+	if (!s->nopd)
+		return R_NONE;
+	const Operand *o0 = stmt_opd(m, s, 0);
+	switch ((Op)s->op) {
+	case OP_CALL:
+		/* call (ret), func, (args): the return list is defined */
+		return o0->kind == OPD_LIST && s->nopd >= 2 ? R_DEF : R_USE;
+	case OP_BRA: case OP_BRX: case OP_RET: case OP_EXIT: case OP_TRAP: case OP_BRKPT:
+	case OP_MEMBAR: case OP_FENCE: case OP_NANOSLEEP: case OP_PMEVENT:
+	case OP_GRIDDEPCONTROL: case OP_SETMAXNREG: case OP_STACKRESTORE: case OP_ST:
+	case OP_STMATRIX: case OP_SUST: case OP_SURED: case OP_RED: case OP_PREFETCH:
+	case OP_PREFETCHU: case OP_CP: case OP_DISCARD: case OP_APPLYPRIORITY:
+		return R_USE;
+	case OP_BAR:
+	case OP_BARRIER:
+		/* bar.red.popc.u32 %r1, 0, %p defines %r1 */
+		return stmt_has_mod(m, s, ".red") ? R_DEF : R_USE;
+	case OP_WGMMA:
+		/* the accumulator is read (scale-d) and written */
+		return stmt_opcode_is(m, s, "wgmma.mma_async") ? R_DEFUSE : R_USE;
+	case OP_TCGEN05:
+		return stmt_opcode_is(m, s, "tcgen05.ld") ? R_DEF : R_USE;
+	default:
+		break;
+	}
+	if (o0->kind == OPD_ADDR) /* st-like: wmma.store, multimem.st, st.async, ... */
+		return R_USE;
+	if (s->op == OP_UNKNOWN)
+		return R_DEFUSE;
+	return R_DEF;
+}
+
+typedef struct {
+	uint32_t ndef0, nuse0; /* where this statement's entries start */
+	bool guarded;
+} StmtCtx;
+
+static void add_use(Dataflow *df, StmtCtx *c, uint32_t id)
+{
+	for (size_t i = c->nuse0; i < df->uses.n; i++)
+		if (df->uses.v[i] == id)
+			return;
+	VEC_PUSH(df->uses, id);
+}
+
+static void add_def(Dataflow *df, StmtCtx *c, uint32_t id, bool kill)
+{
+	for (size_t i = c->ndef0; i < df->defs.n; i++)
+		if (df->defs.v[i] == id) {
+			df->defkill.v[i] &= kill;
+			return;
+		}
+	VEC_PUSH(df->defs, id);
+	VEC_PUSH(df->defkill, kill);
+}
+
+static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
+{
+	const Module *m = df->m;
+	const Operand *o = &m->opds.v[i];
+	switch (o->kind) {
+	case OPD_REG:
+	case OPD_IDENT: {
+		uint8_t part = 0;
+		int32_t id = lookup(df, m->src + o->off, o->len, &part);
+		df->opdreg[i - df->opd0] = id;
+		df->opdpart[i - df->opd0] = part;
+		if (id < 0)
+			return;
+		if (role & R_USE)
+			add_use(df, c, (uint32_t)id);
+		if (role & R_DEF)
+			add_def(df, c, (uint32_t)id, !c->guarded && !part);
+		return;
+	}
+	case OPD_VEC:
+	case OPD_PAIR:
+	case OPD_LIST:
+	case OPD_ADDR:
+	case OPD_EXPR: {
+		int r = (o->kind == OPD_ADDR || o->kind == OPD_EXPR) ? R_USE : role;
+		uint32_t end = i + 1 + o->sub;
+		for (uint32_t k = i + 1; k < end; k = opd_next(m, k))
+			collect(df, c, k, r);
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+static void stmt_defs_uses(Dataflow *df, uint32_t si)
+{
+	const Module *m = df->m;
+	const Stmt *s = func_stmt(m, df->f, si);
+	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0};
+	uint32_t k = s->opd;
+	if (s->flags & STMT_GUARD) {
+		collect(df, &c, k, R_USE);
+		k = opd_next(m, k);
+	}
+	int role = first_role(m, s);
+	for (unsigned i = 0; i < s->nopd; i++) {
+		collect(df, &c, k, i == 0 ? role : R_USE);
+		k = opd_next(m, k);
+	}
+}
+
+/* ---- CSR helpers ---------------------------------------------------------- */
+
+/* Index of the first element of a[lo..hi) that is >= x (hi if none). */
+static uint32_t lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint32_t x)
+{
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- control flow --------------------------------------------------------- */
+
+static bool is_terminator(Op op)
+{
+	return op == OP_BRA || op == OP_BRX || op == OP_RET || op == OP_EXIT || op == OP_TRAP;
+}
+
+static int build_blocks(Dataflow *df, Err *e)
+{
+	const Module *m = df->m;
+	const Func *f = df->f;
+	uint32_t n = df->nstmt;
+	uint8_t *leader = xcalloc(n + 1, 1);
+	leader[0] = 1;
+	for (uint32_t i = 0; i < f->nlabel; i++) {
+		const Label *l = &m->labels.v[f->label0 + i];
+		if (l->stmt <= n)
+			leader[l->stmt] = 1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (is_terminator((Op)func_stmt(m, f, i)->op))
+			leader[i + 1] = 1;
+	uint32_t nb = 0;
+	for (uint32_t i = 0; i < n; i++)
+		nb += leader[i];
+	if (n == 0)
+		nb = 0;
+	df->nblk = nb;
+	df->blk_start = xmalloc((nb + 1) * sizeof(uint32_t));
+	df->blk_of = xmalloc((n + 1) * sizeof(uint32_t));
+	uint32_t b = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (leader[i] && i > 0)
+			b++;
+		if (leader[i])
+			df->blk_start[b] = i;
+		df->blk_of[i] = b;
+	}
+	df->blk_start[nb] = n;
+	df->blk_of[n] = nb; /* "past the end" */
+	free(leader);
+
+	/* successors */
+	VEC(uint32_t) sv = {0};
+	df->succ_off = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *all_labels = NULL;
+	uint32_t nall = 0;
+	for (b = 0; b < nb; b++) {
+		df->succ_off[b] = (uint32_t)sv.n;
+		uint32_t last = df->blk_start[b + 1] - 1;
+		const Stmt *s = func_stmt(m, f, last);
+		bool guarded = (s->flags & STMT_GUARD) != 0;
+		bool fall = true;
+		if (s->op == OP_BRA || s->op == OP_BRX) {
+			int32_t target = -1;
+			if (s->op == OP_BRA && s->nopd >= 1) {
+				const Operand *o = stmt_opd(m, s, 0);
+				if (o->kind == OPD_IDENT) {
+					NameEnt *ne = ht_find(df, m->src + o->off, o->len);
+					if (ne->p && ne->kind == NK_LABEL)
+						target = ne->id;
+				}
+			}
+			if (target >= 0) {
+				if ((uint32_t)target < n)
+					VEC_PUSH(sv, df->blk_of[target]);
+			} else {
+				/* brx.idx, or a label we do not know: every label */
+				if (!all_labels) {
+					all_labels = xmalloc((f->nlabel + 1) * sizeof(uint32_t));
+					for (uint32_t i = 0; i < f->nlabel; i++) {
+						uint32_t st = m->labels.v[f->label0 + i].stmt;
+						if (st < n)
+							all_labels[nall++] = df->blk_of[st];
+					}
+				}
+				for (uint32_t i = 0; i < nall; i++)
+					VEC_PUSH(sv, all_labels[i]);
+			}
+			fall = guarded;
+		} else if (s->op == OP_RET || s->op == OP_EXIT || s->op == OP_TRAP) {
+			fall = guarded;
+		}
+		if (fall && b + 1 < nb)
+			VEC_PUSH(sv, b + 1);
+		/* dedupe this block's successors */
+		uint32_t s0 = df->succ_off[b], w = s0;
+		for (uint32_t i = s0; i < sv.n; i++) {
+			uint32_t j;
+			for (j = s0; j < w && sv.v[j] != sv.v[i]; j++)
+				;
+			if (j == w)
+				sv.v[w++] = sv.v[i];
+		}
+		sv.n = w;
+	}
+	df->succ_off[nb] = (uint32_t)sv.n;
+	df->succ = sv.v ? sv.v : xmalloc(sizeof(uint32_t));
+	free(all_labels);
+
+	/* predecessors */
+	df->pred_off = xcalloc(nb + 2, sizeof(uint32_t));
+	for (uint32_t i = 0; i < sv.n; i++)
+		df->pred_off[sv.v[i] + 2]++;
+	for (b = 0; b < nb; b++)
+		df->pred_off[b + 2] += df->pred_off[b + 1];
+	df->pred = xmalloc((sv.n + 1) * sizeof(uint32_t));
+	for (b = 0; b < nb; b++)
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++)
+			df->pred[df->pred_off[df->succ[i] + 1]++] = b;
+	(void)e;
+	return 0;
+}
+
+/* ---- liveness ------------------------------------------------------------- */
+
+static inline bool bit_get(const uint64_t *s, uint32_t i)
+{
+	return (s[i >> 6] >> (i & 63)) & 1;
+}
+static inline void bit_set(uint64_t *s, uint32_t i)
+{
+	s[i >> 6] |= 1ull << (i & 63);
+}
+static inline void bit_clr(uint64_t *s, uint32_t i)
+{
+	s[i >> 6] &= ~(1ull << (i & 63));
+}
+
+static void solve_liveness(Dataflow *df)
+{
+	uint32_t nb = df->nblk, W = (uint32_t)((df->regs.n + 63) / 64);
+	df->words = W;
+	size_t sz = (size_t)nb * W;
+	df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+	df->live_out = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+	uint64_t *gen = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+	uint64_t *kill = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+	for (uint32_t b = 0; b < nb; b++) {
+		uint64_t *g = gen + (size_t)b * W, *k = kill + (size_t)b * W;
+		for (uint32_t i = df->blk_start[b + 1]; i-- > df->blk_start[b];) {
+			for (uint32_t d = df->def_off[i]; d < df->def_off[i + 1]; d++)
+				if (df->defkill.v[d]) {
+					bit_clr(g, df->defs.v[d]);
+					bit_set(k, df->defs.v[d]);
+				}
+			for (uint32_t u = df->use_off[i]; u < df->use_off[i + 1]; u++)
+				bit_set(g, df->uses.v[u]);
+		}
+		memcpy(df->live_in + (size_t)b * W, g, W * sizeof(uint64_t));
+	}
+	/* worklist, seeded with every block in reverse order */
+	uint8_t *inwl = xmalloc(nb ? nb : 1);
+	df->work.n = 0;
+	for (uint32_t b = 0; b < nb; b++) {
+		VEC_PUSH(df->work, b);
+		inwl[b] = 1;
+	}
+	while (df->work.n) {
+		uint32_t b = df->work.v[--df->work.n];
+		inwl[b] = 0;
+		uint64_t *out = df->live_out + (size_t)b * W, *in = df->live_in + (size_t)b * W;
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++) {
+			const uint64_t *sin = df->live_in + (size_t)df->succ[i] * W;
+			for (uint32_t w = 0; w < W; w++)
+				out[w] |= sin[w];
+		}
+		const uint64_t *g = gen + (size_t)b * W, *k = kill + (size_t)b * W;
+		bool changed = false;
+		for (uint32_t w = 0; w < W; w++) {
+			uint64_t v = g[w] | (out[w] & ~k[w]);
+			if (v != in[w]) {
+				in[w] = v;
+				changed = true;
+			}
+		}
+		if (changed)
+			for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++) {
+				uint32_t p = df->pred[i];
+				if (!inwl[p]) {
+					inwl[p] = 1;
+					VEC_PUSH(df->work, p);
+				}
+			}
+	}
+	free(inwl);
+	free(gen);
+	free(kill);
+}
+
+/* ---- build ---------------------------------------------------------------- */
+
+static void csr_build(uint32_t nregs, uint32_t nstmt, const uint32_t *off, const uint32_t *ids,
+                      const uint8_t *filter, uint32_t **roff, uint32_t **rlist,
+                      uint8_t **rflag)
+{
+	uint32_t *o = xcalloc(nregs + 2, sizeof(uint32_t));
+	for (uint32_t s = 0; s < nstmt; s++)
+		for (uint32_t j = off[s]; j < off[s + 1]; j++)
+			if (!filter || filter[j])
+				o[ids[j] + 2]++;
+	for (uint32_t r = 0; r < nregs; r++)
+		o[r + 2] += o[r + 1];
+	uint32_t total = o[nregs + 1];
+	uint32_t *l = xmalloc((total + 1) * sizeof(uint32_t));
+	uint8_t *fl = rflag ? xmalloc(total + 1) : NULL;
+	for (uint32_t s = 0; s < nstmt; s++)
+		for (uint32_t j = off[s]; j < off[s + 1]; j++)
+			if (!filter || filter[j]) {
+				uint32_t at = o[ids[j] + 1]++;
+				l[at] = s;
+				if (fl)
+					fl[at] = filter ? 1 : 0;
+			}
+	*roff = o;
+	*rlist = l;
+	if (rflag)
+		*rflag = fl;
+}
+
+/* State space of a variable declaration's text (".shared .align 16 ..."). */
+static Space var_space(Str t)
+{
+	static const struct {
+		const char *w;
+		Space sp;
+	} words[] = {
+		{".shared", SP_SHARED}, {".global", SP_GLOBAL}, {".const", SP_CONST},
+		{".local", SP_LOCAL},   {".param", SP_PARAM},
+	};
+	for (size_t i = 0; i + 1 < t.n; i++) {
+		if (t.p[i] != '.')
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(words); k++) {
+			size_t n = strlen(words[k].w);
+			if (i + n <= t.n && memcmp(t.p + i, words[k].w, n) == 0 &&
+			    (i + n == t.n || !((t.p[i + n] >= 'a' && t.p[i + n] <= 'z') || t.p[i + n] == '_')))
+				return words[k].sp;
+		}
+	}
+	return SP_GENERIC;
+}
+
+Dataflow *df_build(const Module *m, const Func *f, Err *e)
+{
+	if (f->flags & FNF_DECL) {
+		err_set(e, "'%.*s' is a declaration without a body", (int)f->name.len,
+		        m->src + f->name.off);
+		return NULL;
+	}
+	Dataflow *df = xcalloc(1, sizeof *df);
+	df->m = m;
+	df->f = f;
+	df->nstmt = f->nstmt;
+	uint32_t n = f->nstmt;
+	if (n) {
+		df->opd0 = m->stmts.v[f->stmt0].opd;
+		uint32_t end = f->stmt0 + n < m->stmts.n ? m->stmts.v[f->stmt0 + n].opd
+		                                         : (uint32_t)m->opds.n;
+		df->nopd = end - df->opd0;
+	}
+	df->opdreg = xmalloc((df->nopd + 1) * sizeof(int32_t));
+	df->opdpart = xcalloc(df->nopd + 1, 1);
+	for (uint32_t i = 0; i < df->nopd; i++)
+		df->opdreg[i] = -1;
+	ht_grow(df);
+	while (df->htcap < 4 * n + 1024)
+		ht_grow(df);
+
+	/* labels first: a name used as a branch target is never a register */
+	for (uint32_t i = 0; i < f->nlabel; i++) {
+		const Label *l = &m->labels.v[f->label0 + i];
+		ht_put(df, m->src + l->name.off, l->name.len, NK_LABEL, (int32_t)l->stmt);
+	}
+	/* declarations */
+	for (uint32_t i = 0; i < f->nreg; i++) {
+		const RegDecl *d = &m->regs.v[f->reg0 + i];
+		Str name = mod_str(m, d->name), type = mod_str(m, d->type);
+		if (d->range) {
+			size_t j;
+			for (j = 0; j < df->ranges.n; j++)
+				if (str_eq(df->ranges.v[j].prefix, name))
+					break;
+			if (j == df->ranges.n) {
+				RangeDecl r = {name, d->count, type, d->vec};
+				VEC_PUSH(df->ranges, r);
+			} else if (df->ranges.v[j].count < d->count)
+				df->ranges.v[j].count = d->count;
+			continue;
+		}
+		NameEnt *ne = ht_find(df, name.p, name.n);
+		if (ne->p && ne->kind == NK_REG)
+			continue; /* the same name in another scope: one register */
+		uint32_t id = new_reg(df, name, type, d->vec, 0, type_bits(type));
+		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
+	}
+	/* .func parameters declared in .reg space are registers */
+	for (uint32_t i = 0; i < f->nparam; i++) {
+		const Param *p = &m->params.v[f->param0 + i];
+		if (p->space != 'r')
+			continue;
+		Str name = mod_str(m, p->name), type = mod_str(m, p->type);
+		uint32_t id = new_reg(df, name, type, 0, 0, type_bits(type));
+		df->regparam.v[id] = 1;
+		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
+	}
+
+	/* module variables: symbols, never registers */
+	for (size_t i = 0; i < m->items.n; i++) {
+		const Item *it = &m->items.v[i];
+		if (it->kind != ITEM_VAR || !it->name.len)
+			continue;
+		NameEnt *ne = ht_find(df, m->src + it->name.off, it->name.len);
+		if (ne->p)
+			continue;
+		ne = ht_put(df, m->src + it->name.off, it->name.len, NK_NONREG, -1);
+		ne->var = 1 + (uint8_t)var_space(mod_str(m, it->text));
+	}
+
+	/* defs and uses */
+	df->def_off = xmalloc((n + 1) * sizeof(uint32_t));
+	df->use_off = xmalloc((n + 1) * sizeof(uint32_t));
+	VEC_GROW(df->defs, (size_t)n + 16);
+	VEC_GROW(df->defkill, (size_t)n + 16);
+	VEC_GROW(df->uses, (size_t)n * 2 + 16);
+	for (uint32_t i = 0; i < n; i++) {
+		df->def_off[i] = (uint32_t)df->defs.n;
+		df->use_off[i] = (uint32_t)df->uses.n;
+		stmt_defs_uses(df, i);
+	}
+	df->def_off[n] = (uint32_t)df->defs.n;
+	df->use_off[n] = (uint32_t)df->uses.n;
+	if (!df->defkill.v)
+		VEC_GROW(df->defkill, 1);
+
+	uint32_t nr = (uint32_t)df->regs.n;
+	csr_build(nr, n, df->def_off, df->defs.v, NULL, &df->rdef_off, &df->rdef, NULL);
+	csr_build(nr, n, df->def_off, df->defs.v, df->defkill.v, &df->rkill_off, &df->rkill, NULL);
+	csr_build(nr, n, df->use_off, df->uses.v, NULL, &df->ruse_off, &df->ruse, NULL);
+	/* kill flag per rdef entry */
+	df->rdef_kill = xmalloc(df->rdef_off[nr] + 1);
+	for (uint32_t r = 0; r < nr; r++) {
+		uint32_t k = df->rkill_off[r];
+		for (uint32_t j = df->rdef_off[r]; j < df->rdef_off[r + 1]; j++) {
+			bool kill = k < df->rkill_off[r + 1] && df->rkill[k] == df->rdef[j];
+			df->rdef_kill[j] = kill;
+			k += kill;
+		}
+	}
+
+	if (build_blocks(df, e) < 0) {
+		df_free(df);
+		return NULL;
+	}
+	solve_liveness(df);
+	df->mark = xcalloc(df->nblk + 1, sizeof(uint32_t));
+	return df;
+}
+
+void df_free(Dataflow *df)
+{
+	if (!df)
+		return;
+	free(df->opdreg);
+	free(df->opdpart);
+	VEC_FREE(df->regs);
+	VEC_FREE(df->regparam);
+	free(df->ht);
+	VEC_FREE(df->ranges);
+	free(df->def_off);
+	free(df->use_off);
+	VEC_FREE(df->defs);
+	VEC_FREE(df->uses);
+	VEC_FREE(df->defkill);
+	free(df->rdef_off);
+	free(df->rdef);
+	free(df->rdef_kill);
+	free(df->rkill_off);
+	free(df->rkill);
+	free(df->ruse_off);
+	free(df->ruse);
+	free(df->blk_start);
+	free(df->blk_of);
+	free(df->succ_off);
+	free(df->succ);
+	free(df->pred_off);
+	free(df->pred);
+	free(df->live_in);
+	free(df->live_out);
+	free(df->mark);
+	free(df->memo);
+	VEC_FREE(df->work);
+	free(df);
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+const Module *df_module(const Dataflow *df) { return df->m; }
+const Func *df_func(const Dataflow *df) { return df->f; }
+uint32_t df_nregs(const Dataflow *df) { return (uint32_t)df->regs.n; }
+uint32_t df_nstmt(const Dataflow *df) { return df->nstmt; }
+
+const RegInfo *df_reg(const Dataflow *df, uint32_t reg)
+{
+	return reg < df->regs.n ? &df->regs.v[reg] : NULL;
+}
+
+int64_t df_reg_find(const Dataflow *df, Str name)
+{
+	/* lookup may enter a range member or special register: logically const */
+	return lookup((Dataflow *)df, name.p, name.n, NULL);
+}
+
+int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index)
+{
+	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
+		return -1;
+	return df->opdreg[opd_index - df->opd0];
+}
+
+bool df_opd_partial(const Dataflow *df, uint32_t opd_index)
+{
+	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
+		return false;
+	return df->opdpart[opd_index - df->opd0] != 0;
+}
+
+bool df_reg_is_param(const Dataflow *df, uint32_t reg)
+{
+	return reg < df->regparam.n && df->regparam.v[reg];
+}
+
+int df_name_kind(const Dataflow *df, Str name, Space *space)
+{
+	if (lookup((Dataflow *)df, name.p, name.n, NULL) >= 0)
+		return DF_NAME_REG;
+	NameEnt *e = ht_find(df, name.p, name.n);
+	if (e->p && e->kind == NK_LABEL)
+		return DF_NAME_LABEL;
+	if (e->p && e->var) {
+		if (space)
+			*space = (Space)(e->var - 1);
+		return DF_NAME_VAR;
+	}
+	return DF_NAME_OTHER;
+}
+
+const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n)
+{
+	if (stmt >= df->nstmt) {
+		*n = 0;
+		return NULL;
+	}
+	*n = df->def_off[stmt + 1] - df->def_off[stmt];
+	return df->defs.v + df->def_off[stmt];
+}
+
+const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n)
+{
+	if (stmt >= df->nstmt) {
+		*n = 0;
+		return NULL;
+	}
+	*n = df->use_off[stmt + 1] - df->use_off[stmt];
+	return df->uses.v + df->use_off[stmt];
+}
+
+bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills)
+{
+	if (stmt >= df->nstmt)
+		return false;
+	for (uint32_t d = df->def_off[stmt]; d < df->def_off[stmt + 1]; d++)
+		if (df->defs.v[d] == reg) {
+			if (kills)
+				*kills = df->defkill.v[d];
+			return true;
+		}
+	return false;
+}
+
+bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg)
+{
+	if (stmt >= df->nstmt)
+		return false;
+	for (uint32_t u = df->use_off[stmt]; u < df->use_off[stmt + 1]; u++)
+		if (df->uses.v[u] == reg)
+			return true;
+	return false;
+}
+
+uint32_t df_nblocks(const Dataflow *df) { return df->nblk; }
+uint32_t df_block_of(const Dataflow *df, uint32_t stmt)
+{
+	return stmt < df->nstmt ? df->blk_of[stmt] : df->nblk;
+}
+void df_block_range(const Dataflow *df, uint32_t b, uint32_t *first, uint32_t *end)
+{
+	*first = df->blk_start[b];
+	*end = df->blk_start[b + 1];
+}
+const uint32_t *df_block_succs(const Dataflow *df, uint32_t b, uint32_t *n)
+{
+	*n = df->succ_off[b + 1] - df->succ_off[b];
+	return df->succ + df->succ_off[b];
+}
+const uint32_t *df_block_preds(const Dataflow *df, uint32_t b, uint32_t *n)
+{
+	*n = df->pred_off[b + 1] - df->pred_off[b];
+	return df->pred + df->pred_off[b];
+}
+
+/* ---- reaching definitions ------------------------------------------------- */
+
+typedef struct {
+	uint32_t n;          /* distinct definitions, capped at 2 */
+	uint32_t min, max;
+	bool entry;
+} Reach;
+
+static void reach_add(Reach *r, uint32_t d)
+{
+	if (r->n == 0) {
+		r->n = 1;
+		r->min = r->max = d;
+		return;
+	}
+	if (r->n == 1 && d == r->min)
+		return;
+	if (d == r->min || d == r->max) {
+		return;
+	}
+	r->n = 2;
+	if (d < r->min)
+		r->min = d;
+	if (d > r->max)
+		r->max = d;
+}
+
+static void reach_merge(Reach *r, const Reach *o)
+{
+	if (o->n >= 1)
+		reach_add(r, o->min);
+	if (o->n >= 1 && o->max != o->min)
+		reach_add(r, o->max);
+	if (o->n >= 2)
+		r->n = 2;
+	r->entry |= o->entry;
+}
+
+/* Definitions of reg in [from, to) walking backwards from to: adds them to
+ * r until a killing one; returns true if one killed. */
+static bool scan_back(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t to, Reach *r)
+{
+	uint32_t lo = df->rdef_off[reg], hi = df->rdef_off[reg + 1];
+	uint32_t p = lower_bound(df->rdef, lo, hi, to);
+	while (p > lo && df->rdef[p - 1] >= from) {
+		p--;
+		reach_add(r, df->rdef[p]);
+		if (df->rdef_kill[p])
+			return true;
+	}
+	return false;
+}
+
+static uint32_t next_epoch(Dataflow *df)
+{
+	if (++df->epoch == 0) {
+		memset(df->mark, 0, (df->nblk + 1) * sizeof(uint32_t));
+		df->epoch = 1;
+	}
+	return df->epoch;
+}
+
+static MemoEnt *memo_slot(Dataflow *df, uint64_t key)
+{
+	uint32_t mask = df->memocap - 1;
+	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+	while (df->memo[h].key && df->memo[h].key != key)
+		h = (h + 1) & mask;
+	return &df->memo[h];
+}
+
+static void memo_put(Dataflow *df, uint64_t key, const Reach *r)
+{
+	if ((df->memon + 1) * 2 > df->memocap) {
+		uint32_t oldcap = df->memocap;
+		MemoEnt *old = df->memo;
+		df->memocap = oldcap ? oldcap * 2 : 256;
+		df->memo = xcalloc(df->memocap, sizeof(MemoEnt));
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (old[i].key)
+				*memo_slot(df, old[i].key) = old[i];
+		free(old);
+	}
+	MemoEnt *e = memo_slot(df, key);
+	if (!e->key)
+		df->memon++;
+	e->key = key;
+	e->n = r->n;
+	e->min = r->min;
+	e->max = r->max;
+	e->entry = r->entry;
+}
+
+/* Definitions of reg reaching the entry of block b. */
+static Reach block_entry_reach(Dataflow *df, uint32_t b, uint32_t reg)
+{
+	uint64_t key = (((uint64_t)b << 32) | reg) + 1;
+	if (df->memocap) {
+		MemoEnt *e = memo_slot(df, key);
+		if (e->key) {
+			Reach r = {e->n, e->min, e->max, e->entry != 0};
+			return r;
+		}
+	}
+	Reach r = {0};
+	uint32_t ep = next_epoch(df);
+	df->work.n = 0;
+	if (b == 0)
+		r.entry = true;
+	for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++) {
+		uint32_t p = df->pred[i];
+		if (df->mark[p] != ep) {
+			df->mark[p] = ep;
+			VEC_PUSH(df->work, p);
+		}
+	}
+	while (df->work.n) {
+		uint32_t p = df->work.v[--df->work.n];
+		if (scan_back(df, reg, df->blk_start[p], df->blk_start[p + 1], &r))
+			continue;
+		if (p == 0)
+			r.entry = true;
+		for (uint32_t i = df->pred_off[p]; i < df->pred_off[p + 1]; i++) {
+			uint32_t q = df->pred[i];
+			if (df->mark[q] != ep) {
+				df->mark[q] = ep;
+				VEC_PUSH(df->work, q);
+			}
+		}
+	}
+	memo_put(df, key, &r);
+	return r;
+}
+
+/* All definitions of reg reaching the use at stmt. */
+static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	Reach r = {0};
+	uint32_t b = df->blk_of[stmt];
+	if (scan_back(df, reg, df->blk_start[b], stmt, &r))
+		return r;
+	Reach in = block_entry_reach(df, b, reg);
+	reach_merge(&r, &in);
+	return r;
+}
+
+int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg)
+{
+	if (stmt >= df->nstmt || reg >= df->regs.n)
+		return DF_DEF_NONE;
+	Reach r = reach_at(df, stmt, reg);
+	if (r.n == 0)
+		return DF_DEF_NONE;
+	if (r.n == 1 && !r.entry)
+		return r.min;
+	return DF_DEF_MANY;
+}
+
+/* ---- liveness queries ----------------------------------------------------- */
+
+/* First element of list[off[reg]..off[reg+1]) that is > after, or UINT32_MAX. */
+static uint32_t next_in(const uint32_t *off, const uint32_t *list, uint32_t reg, uint32_t after)
+{
+	uint32_t lo = off[reg], hi = off[reg + 1];
+	uint32_t p = lower_bound(list, lo, hi, after + 1);
+	return p < hi ? list[p] : UINT32_MAX;
+}
+
+/* Is reg live at the start of statement s (s < end of its block)? */
+static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
+{
+	uint32_t b = df->blk_of[s], end = df->blk_start[b + 1];
+	uint32_t u = s ? next_in(df->ruse_off, df->ruse, reg, s - 1)
+	               : (df->ruse_off[reg] < df->ruse_off[reg + 1] ? df->ruse[df->ruse_off[reg]]
+	                                                           : UINT32_MAX);
+	uint32_t k = s ? next_in(df->rkill_off, df->rkill, reg, s - 1)
+	               : (df->rkill_off[reg] < df->rkill_off[reg + 1] ? df->rkill[df->rkill_off[reg]]
+	                                                             : UINT32_MAX);
+	if (u < end && u <= k)
+		return true;
+	if (k < end)
+		return false;
+	return bit_get(df->live_out + (size_t)b * df->words, reg);
+}
+
+bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
+{
+	if (stmt >= df->nstmt || reg >= df->regs.n)
+		return false;
+	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
+	if (stmt + 1 < end)
+		return live_before(df, stmt + 1, reg);
+	return bit_get(df->live_out + (size_t)b * df->words, reg);
+}
+
+bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
+{
+	return b < df->nblk && reg < df->regs.n && bit_get(df->live_in + (size_t)b * df->words, reg);
+}
+
+/* Uses of reg in [from, end of block) up to and including the first kill;
+ * returns true if a kill ended the scan.  Calls add for each use. */
+static bool scan_fwd(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t end,
+                     void (*add)(void *, uint32_t), void *ctx)
+{
+	uint32_t k = from ? next_in(df->rkill_off, df->rkill, reg, from - 1)
+	                  : (df->rkill_off[reg] < df->rkill_off[reg + 1]
+	                         ? df->rkill[df->rkill_off[reg]]
+	                         : UINT32_MAX);
+	uint32_t lo = df->ruse_off[reg], hi = df->ruse_off[reg + 1];
+	for (uint32_t p = lower_bound(df->ruse, lo, hi, from); p < hi; p++) {
+		uint32_t u = df->ruse[p];
+		if (u >= end || u > k)
+			break;
+		add(ctx, u);
+	}
+	return k < end;
+}
+
+/* Forward search from just after stmt over every path: calls add for every
+ * use the value live there reaches. */
+static void uses_after(const Dataflow *cdf, uint32_t stmt, uint32_t reg,
+                       void (*add)(void *, uint32_t), void *ctx)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	uint32_t b = df->blk_of[stmt];
+	if (scan_fwd(df, reg, stmt + 1, df->blk_start[b + 1], add, ctx))
+		return;
+	uint32_t ep = next_epoch(df);
+	VEC(uint32_t) wl = {0};
+	for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++) {
+		uint32_t s = df->succ[i];
+		if (df->mark[s] != ep) {
+			df->mark[s] = ep;
+			VEC_PUSH(wl, s);
+		}
+	}
+	for (size_t h = 0; h < wl.n; h++) {
+		uint32_t s = wl.v[h];
+		if (scan_fwd(df, reg, df->blk_start[s], df->blk_start[s + 1], add, ctx))
+			continue;
+		for (uint32_t i = df->succ_off[s]; i < df->succ_off[s + 1]; i++) {
+			uint32_t t = df->succ[i];
+			if (df->mark[t] != ep) {
+				df->mark[t] = ep;
+				VEC_PUSH(wl, t);
+			}
+		}
+	}
+	VEC_FREE(wl);
+}
+
+typedef struct {
+	VEC(uint32_t) v;
+} UseList;
+
+static void add_to_list(void *ctx, uint32_t u)
+{
+	UseList *l = ctx;
+	VEC_PUSH(l->v, u);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
+{
+	if (stmt >= df->nstmt || reg >= df->regs.n)
+		return 0;
+	UseList l = {{0}};
+	uses_after(df, stmt, reg, add_to_list, &l);
+	qsort(l.v.v, l.v.n, sizeof(uint32_t), cmp_u32);
+	uint32_t n = 0;
+	for (size_t i = 0; i < l.v.n; i++) {
+		if (i && l.v.v[i] == l.v.v[i - 1])
+			continue;
+		if (n < max)
+			out[n] = l.v.v[i];
+		n++;
+	}
+	VEC_FREE(l.v);
+	return n;
+}
+
+typedef struct {
+	uint32_t first;   /* smallest use found */
+	uint32_t from;    /* prefer uses at index > from (program order after the cut) */
+	uint32_t after;   /* smallest use > from */
+} FirstUse;
+
+static void add_first(void *ctx, uint32_t u)
+{
+	FirstUse *f = ctx;
+	if (u < f->first)
+		f->first = u;
+	if (u > f->from && u < f->after)
+		f->after = u;
+}
+
+/* First use (in statement order after `last`, else the smallest) of the value
+ * of reg live after `last`, or UINT32_MAX. */
+static uint32_t first_use_after(const Dataflow *df, uint32_t last, uint32_t reg)
+{
+	FirstUse f = {UINT32_MAX, last, UINT32_MAX};
+	uses_after(df, last, reg, add_first, &f);
+	return f.after != UINT32_MAX ? f.after : f.first;
+}
+
+/* ---- spaces --------------------------------------------------------------- */
+
+static const char *const space_names[SP__COUNT] = {
+	"generic", "global", "shared", "local", "const", "param", "tex", "surf",
+};
+
+const char *space_name(Space s)
+{
+	return (unsigned)s < SP__COUNT ? space_names[s] : "?";
+}
+
+/* Space of one opcode component (".shared::cta" -> SP_SHARED), or -1. */
+static int comp_space(const char *p, size_t n)
+{
+	size_t k = 0;
+	while (k < n && !(p[k] == ':' && k + 1 < n && p[k + 1] == ':'))
+		k++;
+	Str c = str_of(p, k);
+	if (str_eqc(c, ".global"))
+		return SP_GLOBAL;
+	if (str_eqc(c, ".shared"))
+		return SP_SHARED;
+	if (str_eqc(c, ".local"))
+		return SP_LOCAL;
+	if (str_eqc(c, ".const"))
+		return SP_CONST;
+	if (str_eqc(c, ".param"))
+		return SP_PARAM;
+	return -1;
+}
+
+int stmt_spaces(const Module *m, const Stmt *s, Space out[2])
+{
+	Str op = stmt_opcode(m, s);
+	int n = 0;
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p + 1;
+		while (q < end && *q != '.')
+			q++;
+		if (*p == '.') {
+			int sp = comp_space(p, (size_t)(q - p));
+			if (sp >= 0 && n < 2)
+				out[n++] = (Space)sp;
+		}
+		p = q;
+	}
+	return n;
+}
+
+Space stmt_space(const Module *m, const Stmt *s)
+{
+	switch ((Op)s->op) {
+	case OP_TEX:
+	case OP_TLD4:
+	case OP_TXQ:
+		return SP_TEX;
+	case OP_SULD:
+	case OP_SUST:
+	case OP_SURED:
+	case OP_SUQ:
+		return SP_SURF;
+	default:
+		break;
+	}
+	Space sp[2];
+	return stmt_spaces(m, s, sp) ? sp[0] : SP_GENERIC;
+}
+
+/* ---- memory effects of one statement -------------------------------------- */
+
+MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt)
+{
+	const Module *m = df->m;
+	const Stmt *s = func_stmt(m, df->f, stmt);
+	MemEffect me = {0, SP_GENERIC, SP_GENERIC};
+	Space sp[2];
+	int ns;
+	switch ((Op)s->op) {
+	case OP_LD:
+	case OP_LDU:
+	case OP_LDMATRIX:
+		me.flags = ME_LOAD;
+		me.load = stmt_space(m, s);
+		break;
+	case OP_ST:
+	case OP_STMATRIX:
+		me.flags = ME_STORE;
+		me.store = stmt_space(m, s);
+		break;
+	case OP_ATOM:
+	case OP_RED:
+		me.flags = ME_LOAD | ME_STORE | ME_ATOMIC;
+		me.load = me.store = stmt_space(m, s);
+		break;
+	case OP_TEX:
+	case OP_TLD4:
+	case OP_SULD:
+		me.flags = ME_LOAD;
+		me.load = stmt_space(m, s);
+		break;
+	case OP_SUST:
+		me.flags = ME_STORE;
+		me.store = SP_SURF;
+		break;
+	case OP_SURED:
+		me.flags = ME_LOAD | ME_STORE | ME_ATOMIC;
+		me.load = me.store = SP_SURF;
+		break;
+	case OP_CP:
+		/* cp.async[.bulk...].dst.src: writes dst, reads src */
+		ns = stmt_spaces(m, s, sp);
+		if (!stmt_opcode_is(m, s, "cp.async") && !stmt_opcode_is(m, s, "cp.reduce"))
+			break; /* unknown cp.*: no memory effect recorded */
+		if (ns == 0 && (stmt_opcode_is(m, s, "cp.async.wait_group") ||
+		                stmt_opcode_is(m, s, "cp.async.wait_all") ||
+		                stmt_opcode_is(m, s, "cp.async.commit_group") ||
+		                stmt_opcode_is(m, s, "cp.async.bulk.commit_group") ||
+		                stmt_opcode_is(m, s, "cp.async.bulk.wait_group")))
+			break;
+		if (stmt_opcode_is(m, s, "cp.async.mbarrier")) {
+			me.flags = ME_BARRIER;
+			break;
+		}
+		me.flags = ME_LOAD | ME_STORE;
+		me.store = ns >= 1 ? sp[0] : SP_GENERIC;
+		me.load = ns >= 2 ? sp[1] : (ns == 1 ? sp[0] : SP_GENERIC);
+		if (ns == 1 && stmt_opcode_is(m, s, "cp.async") && !stmt_has_mod(m, s, ".bulk"))
+			me.load = SP_GLOBAL;
+		if (stmt_opcode_is(m, s, "cp.reduce"))
+			me.flags |= ME_ATOMIC;
+		break;
+	case OP_WMMA:
+		if (stmt_opcode_is(m, s, "wmma.load")) {
+			me.flags = ME_LOAD;
+			me.load = stmt_space(m, s);
+		} else if (stmt_opcode_is(m, s, "wmma.store")) {
+			me.flags = ME_STORE;
+			me.store = stmt_space(m, s);
+		}
+		break;
+	case OP_MULTIMEM:
+		if (stmt_opcode_is(m, s, "multimem.ld_reduce")) {
+			me.flags = ME_LOAD;
+			me.load = SP_GLOBAL;
+		} else if (stmt_opcode_is(m, s, "multimem.st")) {
+			me.flags = ME_STORE;
+			me.store = SP_GLOBAL;
+		} else if (stmt_opcode_is(m, s, "multimem.red")) {
+			me.flags = ME_LOAD | ME_STORE | ME_ATOMIC;
+			me.load = me.store = SP_GLOBAL;
+		}
+		break;
+	case OP_TENSORMAP:
+		if (stmt_opcode_is(m, s, "tensormap.replace")) {
+			me.flags = ME_STORE;
+			me.store = stmt_space(m, s);
+		}
+		break;
+	case OP_BAR:
+	case OP_BARRIER:
+	case OP_MEMBAR:
+	case OP_FENCE:
+	case OP_MBARRIER:
+		me.flags = ME_BARRIER;
+		break;
+	case OP_CALL:
+		/* a callee may read and write any memory */
+		me.flags = ME_LOAD | ME_STORE | ME_CALL;
+		me.load = me.store = SP_GENERIC;
+		break;
+	default:
+		break;
+	}
+	return me;
+}
+
+/* May accesses to spaces a and b touch the same memory? */
+static bool spaces_alias(Space a, Space b)
+{
+	if (a == b)
+		return true;
+	bool ta = a == SP_TEX || a == SP_SURF, tb = b == SP_TEX || b == SP_SURF;
+	if (ta || tb)
+		return ta && tb; /* a surface written, a texture over the same array read */
+	return a == SP_GENERIC || b == SP_GENERIC;
+}
+
+/* ---- the cut interface ---------------------------------------------------- */
+
+typedef struct {
+	const Dataflow *df;
+	Addr *addr;
+	int8_t *state; /* per statement: 0 not yet, 1 resolved, 2 not */
+} AddrCache;
+
+static const Addr *cached_addr(AddrCache *c, uint32_t stmt)
+{
+	if (!c->state[stmt]) {
+		int rc = addr_resolve(c->df, stmt, &c->addr[stmt]);
+		c->state[stmt] = rc == 1 ? 1 : 2;
+	}
+	return c->state[stmt] == 1 ? &c->addr[stmt] : NULL;
+}
+
+bool addr_disjoint(const Addr *a, const Addr *b)
+{
+	if (!a || !b || a->base == AB_NONE || b->base == AB_NONE)
+		return false;
+	if (a->base != b->base)
+		return false;
+	uint64_t na = (uint64_t)a->elem_bytes * a->nelem, nb = (uint64_t)b->elem_bytes * b->nelem;
+	if (a->base == AB_SYMBOL) {
+		/* two different variables never overlap (out-of-bounds access is
+		 * undefined in PTX) */
+		if (!str_eq(a->base_name, b->base_name))
+			return true;
+	} else if (a->base == AB_PARAM) {
+		/* two pointer parameters may point into one buffer */
+		if (!str_eq(a->base_name, b->base_name) || a->param_off != b->param_off ||
+		    a->param_ptr != b->param_ptr)
+			return false;
+	}
+	if (!na || !nb)
+		return false;
+	if (a->variable || b->variable) {
+		/* The same variable part is the same address only within one thread;
+		 * other threads may reach it through another offset, so this proves
+		 * nothing except for per-thread (.local) memory. */
+		if (!(a->space == SP_LOCAL && b->space == SP_LOCAL && a->variable && b->variable &&
+		      a->var_key && a->var_key == b->var_key))
+			return false;
+	}
+	return a->offset + (int64_t)na <= b->offset || b->offset + (int64_t)nb <= a->offset;
+}
+
+/* Does the store of S (in the range) possibly reach the load of T? */
+static bool conflicts(AddrCache *ac, uint32_t S, MemEffect ms, uint32_t T, MemEffect mt)
+{
+	if (!(ms.flags & ME_STORE) || !(mt.flags & ME_LOAD))
+		return false;
+	if (!spaces_alias(ms.store, mt.load))
+		return false;
+	if ((ms.flags & ME_CALL) || (mt.flags & ME_CALL))
+		return true;
+	/* cp.* copies: the address operand of the side in question is not the
+	 * first one for loads; do not try to be clever */
+	const Module *m = ac->df->m;
+	if (func_stmt(m, ac->df->f, S)->op == OP_CP || func_stmt(m, ac->df->f, T)->op == OP_CP)
+		return true;
+	return !addr_disjoint(cached_addr(ac, S), cached_addr(ac, T));
+}
+
+static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t b,
+                       MemEffect ma, MemEffect mb, bool after)
+{
+	const Module *m = df->m;
+	const Stmt *sa = func_stmt(m, df->f, a), *sb = func_stmt(m, df->f, b);
+	Str oa = stmt_opcode(m, sa), ob = stmt_opcode(m, sb);
+	/* first two components of the opcode are enough to read the line */
+	size_t na = 0, nb = 0;
+	int dots = 0;
+	while (na < oa.n && !(oa.p[na] == '.' && ++dots == 2))
+		na++;
+	dots = 0;
+	while (nb < ob.n && !(ob.p[nb] == '.' && ++dots == 2))
+		nb++;
+	VEC_PUSH(c->rw_pairs, a);
+	VEC_PUSH(c->rw_pairs, b);
+	if (after)
+		sb_addf(&c->rw_reason, "s%u %.*s may be read by s%u %.*s after the cut (%s)\n", a,
+		        (int)na, oa.p, b, (int)nb, ob.p, space_name(ma.store));
+	else
+		sb_addf(&c->rw_reason,
+		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
+		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+	(void)mb;
+}
+
+int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out, Err *e)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	memset(out, 0, sizeof *out);
+	out->first = first;
+	out->last = last;
+	if (first > last || last >= df->nstmt)
+		return err_set(e, "statement range [%u, %u] is outside the function (s0..s%u)", first,
+		               last, df->nstmt ? df->nstmt - 1 : 0);
+	uint32_t nr = (uint32_t)df->regs.n, W = (nr + 63) / 64;
+	uint64_t *seen = xcalloc(W + 1, sizeof(uint64_t));
+
+	/* live-in: a use whose reaching definitions include one outside the
+	 * range (or the function entry) */
+	for (uint32_t s = first; s <= last; s++) {
+		for (uint32_t u = df->use_off[s]; u < df->use_off[s + 1]; u++) {
+			uint32_t r = df->uses.v[u];
+			if (bit_get(seen, r))
+				continue;
+			Reach rr = reach_at(df, s, r);
+			bool outside = rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
+			if (outside) {
+				bit_set(seen, r);
+				CutReg cr = {r, s, 0};
+				VEC_PUSH(out->live_in, cr);
+			}
+		}
+	}
+
+	/* live-out: defined in the range, live after it */
+	memset(seen, 0, (W + 1) * sizeof(uint64_t));
+	for (uint32_t s = first; s <= last; s++) {
+		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
+			uint32_t r = df->defs.v[d];
+			if (bit_get(seen, r))
+				continue;
+			bit_set(seen, r);
+			if (!df_live_after(df, last, r))
+				continue;
+			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
+			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
+			CutReg cr = {r, df->rdef[p - 1], first_use_after(df, last, r)};
+			VEC_PUSH(out->live_out, cr);
+		}
+	}
+	free(seen);
+
+	/* memory effects */
+	VEC(uint32_t) stores = {0};
+	VEC(MemEffect) store_me = {0};
+	AddrCache ac = {df, xcalloc(df->nstmt, sizeof(Addr)), xcalloc(df->nstmt, 1)};
+	for (uint32_t s = first; s <= last; s++) {
+		MemEffect me = df_mem_effect(df, s);
+		if (me.flags & ME_LOAD)
+			out->loads[me.load]++;
+		if (me.flags & ME_STORE)
+			out->stores[me.store]++;
+		if (me.flags & ME_ATOMIC)
+			out->atomics++;
+		if (me.flags & ME_BARRIER)
+			out->barriers++;
+		/* (b) a load after a store of the range to the same memory */
+		if (me.flags & ME_LOAD) {
+			for (size_t i = stores.n; i-- > 0;) {
+				if (stores.v[i] == s)
+					continue;
+				if (conflicts(&ac, stores.v[i], store_me.v[i], s, me)) {
+					out->rw_dependency = true;
+					cut_reason(out, df, s, stores.v[i], me, store_me.v[i], false);
+					break;
+				}
+			}
+		}
+		if (me.flags & ME_STORE) {
+			VEC_PUSH(stores, s);
+			VEC_PUSH(store_me, me);
+		}
+	}
+
+	/* (a) a store of the range read after it: statements reachable from
+	 * the end of the range, outside it */
+	if (stores.n) {
+		VEC(uint32_t) after = {0};
+		VEC(MemEffect) after_me = {0};
+		uint32_t b = df->blk_of[last];
+		uint32_t ep = next_epoch(df);
+		VEC(uint32_t) wl = {0};
+		for (uint32_t s = last + 1; s < df->blk_start[b + 1]; s++) {
+			MemEffect me = df_mem_effect(df, s);
+			if (me.flags & ME_LOAD) {
+				VEC_PUSH(after, s);
+				VEC_PUSH(after_me, me);
+			}
+		}
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++)
+			if (df->mark[df->succ[i]] != ep) {
+				df->mark[df->succ[i]] = ep;
+				VEC_PUSH(wl, df->succ[i]);
+			}
+		for (size_t h = 0; h < wl.n; h++) {
+			uint32_t x = wl.v[h];
+			for (uint32_t s = df->blk_start[x]; s < df->blk_start[x + 1]; s++) {
+				if (s >= first && s <= last)
+					continue;
+				if (x == b && s > last)
+					continue; /* already listed */
+				MemEffect me = df_mem_effect(df, s);
+				if (me.flags & ME_LOAD) {
+					VEC_PUSH(after, s);
+					VEC_PUSH(after_me, me);
+				}
+			}
+			for (uint32_t i = df->succ_off[x]; i < df->succ_off[x + 1]; i++)
+				if (df->mark[df->succ[i]] != ep) {
+					df->mark[df->succ[i]] = ep;
+					VEC_PUSH(wl, df->succ[i]);
+				}
+		}
+		VEC_FREE(wl);
+		for (size_t i = 0; i < stores.n; i++)
+			for (size_t j = 0; j < after.n; j++)
+				if (conflicts(&ac, stores.v[i], store_me.v[i], after.v[j], after_me.v[j])) {
+					out->rw_dependency = true;
+					cut_reason(out, df, stores.v[i], after.v[j], store_me.v[i],
+					           after_me.v[j], true);
+					break;
+				}
+		VEC_FREE(after);
+		VEC_FREE(after_me);
+	}
+	VEC_FREE(stores);
+	VEC_FREE(store_me);
+	free(ac.addr);
+	free(ac.state);
+	(void)e;
+	return 0;
+}
+
+void cut_release(CutInterface *c)
+{
+	VEC_FREE(c->live_in);
+	VEC_FREE(c->live_out);
+	VEC_FREE(c->rw_pairs);
+	sb_release(&c->rw_reason);
+}

@@ -1,0 +1,497 @@
+/*
+ * test_dataflow.c - registers, defs and uses per opcode class, blocks,
+ * liveness, reaching definitions and the cut interface, on small PTX
+ * functions written here.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ana/ana.h"
+#include "ptx/parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	Module *m;
+	Dataflow *df;
+} Fx;
+
+#define HEAD ".version 8.7\n.target sm_90a\n.address_size 64\n"
+
+/* Parses src and builds the dataflow of its first function with a body. */
+static Fx fx(const char *src)
+{
+	Err e = ERR_INIT;
+	Fx x = {0};
+	x.m = ptx_parse("t.ptx", src, strlen(src), &e);
+	if (!x.m)
+		fail_msg("parse: %s", err_msg(&e));
+	const Func *f = NULL;
+	for (size_t i = 0; i < x.m->funcs.n; i++)
+		if (!(x.m->funcs.v[i].flags & FNF_DECL)) {
+			f = &x.m->funcs.v[i];
+			break;
+		}
+	assert_non_null(f);
+	x.df = df_build(x.m, f, &e);
+	if (!x.df)
+		fail_msg("df_build: %s", err_msg(&e));
+	err_release(&e);
+	return x;
+}
+
+static void fx_free(Fx *x)
+{
+	df_free(x->df);
+	mod_free(x->m);
+}
+
+static uint32_t R(const Fx *x, const char *name)
+{
+	int64_t r = df_reg_find(x->df, str_c(name));
+	if (r < 0)
+		fail_msg("no register '%s'", name);
+	return (uint32_t)r;
+}
+
+/* "a,b,c": the names of the registers a statement defines (or uses). */
+static char *names(const Fx *x, uint32_t stmt, bool defs)
+{
+	static char buf[512];
+	uint32_t n;
+	const uint32_t *v = defs ? df_defs(x->df, stmt, &n) : df_uses(x->df, stmt, &n);
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const RegInfo *ri = df_reg(x->df, v[i]);
+		if (i)
+			strcat(buf, ",");
+		strncat(buf, ri->name.p, ri->name.n);
+	}
+	return buf;
+}
+
+#define DEFS(x, s, want) assert_string_equal(names(&(x), (s), true), (want))
+#define USES(x, s, want) assert_string_equal(names(&(x), (s), false), (want))
+
+/* ---- registers ------------------------------------------------------------ */
+
+static void test_dataflow__registers_ranges_plain_special(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .pred %p<3>;\n\t.reg .b32 %r<10>;\n\t.reg .f32 lone;\n"
+	               "\tmov.u32 %r1, %tid.x;\n"
+	               "\tmov.f32 lone, 0f3F800000;\n"
+	               "\tmov.u32 %r12, 1;\n" /* not covered by %r<10> */
+	               "\tret;\n}\n");
+	assert_true(df_reg_find(x.df, str_c("%r9")) >= 0);
+	assert_true(df_reg_find(x.df, str_c("%r10")) < 0);
+	assert_true(df_reg_find(x.df, str_c("%r01")) < 0);
+	assert_true(df_reg_find(x.df, str_c("k_p0")) < 0);
+	const RegInfo *ri = df_reg(x.df, R(&x, "%p2"));
+	assert_int_equal(ri->bits, 1);
+	ri = df_reg(x.df, R(&x, "%tid.x"));
+	assert_true(ri->special);
+	ri = df_reg(x.df, R(&x, "lone"));
+	assert_int_equal(ri->bits, 32);
+	DEFS(x, 0, "%r1");
+	USES(x, 0, "%tid.x");
+	DEFS(x, 1, "lone");
+	DEFS(x, 2, ""); /* %r12 is not a register of this function */
+	(void)state;
+	fx_free(&x);
+}
+
+/* ---- defs and uses -------------------------------------------------------- */
+
+static void test_dataflow__defs_uses_by_opcode_class(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n\t.reg .b64 %rd<10>;\n"
+	               "\tld.param.u64 %rd1, [k_p0+8];\n"                 /* 0 */
+	               "\tst.global.u32 [%rd1+4], %r2;\n"                 /* 1 */
+	               "\tsetp.lt.s32 %p1|%p2, %r3, %r4;\n"               /* 2 */
+	               "\t@%p1 add.s32 %r5, %r5, 1;\n"                    /* 3 */
+	               "\tatom.global.add.u32 %r6, [%rd1], %r7;\n"        /* 4 */
+	               "\tred.global.add.u32 [%rd2], %r8;\n"              /* 5 */
+	               "\tbar.sync 0;\n"                                  /* 6 */
+	               "\tld.global.v4.u32 {%r10, _, %r12, %r13}, [%rd3];\n" /* 7 */
+	               "\tmov.b64 %rd4, {%r14, %r15};\n"                  /* 8 */
+	               "\tshfl.sync.idx.b32 %r16|%p3, %r17, 1, 31, -1;\n" /* 9 */
+	               "\tcp.async.ca.shared.global [%rd5], [%rd6], 16;\n" /* 10 */
+	               "\tbar.red.popc.u32 %r18, 0, %p1;\n"               /* 11 */
+	               "\tnewfangled.op.b32 %r19, %r20;\n"                /* 12 */
+	               "\tadd.s32 %r21, %r22, %r22;\n"                    /* 13 */
+	               "\tret;\n}\n");
+	DEFS(x, 0, "%rd1");
+	USES(x, 0, "");
+	DEFS(x, 1, "");
+	USES(x, 1, "%rd1,%r2");
+	DEFS(x, 2, "%p1,%p2");
+	USES(x, 2, "%r3,%r4");
+	DEFS(x, 3, "%r5");
+	USES(x, 3, "%p1,%r5");
+	DEFS(x, 4, "%r6");
+	USES(x, 4, "%rd1,%r7");
+	DEFS(x, 5, "");
+	USES(x, 5, "%rd2,%r8");
+	DEFS(x, 6, "");
+	DEFS(x, 7, "%r10,%r12,%r13");
+	USES(x, 7, "%rd3");
+	DEFS(x, 8, "%rd4");
+	USES(x, 8, "%r14,%r15");
+	DEFS(x, 9, "%r16,%p3");
+	DEFS(x, 10, "");
+	USES(x, 10, "%rd5,%rd6");
+	DEFS(x, 11, "%r18");
+	USES(x, 11, "%p1");
+	DEFS(x, 12, "%r19"); /* unknown opcode: def and use */
+	USES(x, 12, "%r19,%r20");
+	USES(x, 13, "%r22");
+	bool kills = true;
+	assert_true(df_stmt_defines(x.df, 3, R(&x, "%r5"), &kills));
+	assert_false(kills); /* guarded */
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__mma_and_wgmma_accumulators(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k()\n{\n"
+	               "\t.reg .b32 %r<40>;\n\t.reg .f32 %f<10>;\n\t.reg .b64 %rd<4>;\n"
+	               "\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r1, %r2}, "
+	               "{%r3, %r4, %r5, %r6}, {%r7, %r8}, {%r1, %r2};\n"
+	               "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, "
+	               "%rd1, %rd2, 1, 1, 1, 0, 0;\n"
+	               "\twgmma.fence.sync.aligned;\n"
+	               "\tret;\n}\n");
+	DEFS(x, 0, "%r1,%r2");
+	USES(x, 0, "%r3,%r4,%r5,%r6,%r7,%r8,%r1,%r2");
+	DEFS(x, 1, "%f1,%f2,%f3,%f4");
+	USES(x, 1, "%f1,%f2,%f3,%f4,%rd1,%rd2");
+	DEFS(x, 2, "");
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__call_defines_return_list(void **state)
+{
+	Fx x = fx(HEAD ".func (.reg .b32 rv) f(.reg .b32 a)\n{\n\tmov.b32 rv, a;\n\tret;\n}\n"
+	               ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n"
+	               "\tcall.uni (%r1), f, (%r2);\n\tret;\n}\n");
+	/* fx takes the first function with a body: f */
+	DEFS(x, 0, "rv");
+	USES(x, 0, "a");
+	assert_true(df_reg_is_param(x.df, R(&x, "a")));
+	assert_int_equal(df_reaching_def(x.df, 0, R(&x, "a")), DF_DEF_NONE);
+	fx_free(&x);
+	Err e = ERR_INIT;
+	const char *src = HEAD ".func (.reg .b32 rv) f(.reg .b32 a)\n{\n\tmov.b32 rv, a;\n\tret;\n}\n"
+	                       ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n"
+	                       "\tcall.uni (%r1), f, (%r2);\n\tret;\n}\n";
+	Module *m = ptx_parse("t.ptx", src, strlen(src), &e);
+	assert_non_null(m);
+	Dataflow *df = df_build(m, mod_func_find(m, str_c("k")), &e);
+	assert_non_null(df);
+	uint32_t n;
+	const uint32_t *d = df_defs(df, 0, &n);
+	assert_int_equal(n, 1);
+	assert_true(str_eqc(df_reg(df, d[0])->name, "%r1"));
+	df_uses(df, 0, &n);
+	assert_int_equal(n, 1);
+	df_free(df);
+	mod_free(m);
+	(void)state;
+}
+
+/* ---- control flow, liveness, reaching definitions ------------------------- */
+
+static const char BRANCHY[] =
+	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n"
+	"\tmov.u32 %r1, 1;\n"              /* 0 */
+	"\tmov.u32 %r2, 2;\n"              /* 1 */
+	"\tsetp.eq.s32 %p1, %r1, 0;\n"     /* 2 */
+	"\t@%p1 bra $L_else;\n"            /* 3 */
+	"\tmov.u32 %r3, %r2;\n"            /* 4: %r2 used on one branch only */
+	"\tbra.uni $L_join;\n"             /* 5 */
+	"$L_else:\n"
+	"\tmov.u32 %r3, 7;\n"              /* 6 */
+	"$L_join:\n"
+	"\tadd.s32 %r4, %r3, 1;\n"         /* 7: %r3 from 4 or 6 */
+	"\t@%p1 mov.u32 %r4, 9;\n"         /* 8: guarded: does not kill */
+	"\tadd.s32 %r5, %r4, %r1;\n"       /* 9 */
+	"\tret;\n}\n";
+
+static void test_dataflow__blocks_and_successors(void **state)
+{
+	Fx x = fx(BRANCHY);
+	assert_int_equal(df_nblocks(x.df), 4);
+	uint32_t n, first, end;
+	const uint32_t *s = df_block_succs(x.df, 0, &n);
+	assert_int_equal(n, 2); /* $L_else and fall-through */
+	df_block_range(x.df, df_block_of(x.df, 4), &first, &end);
+	assert_int_equal(first, 4);
+	assert_int_equal(end, 6);
+	s = df_block_succs(x.df, df_block_of(x.df, 5), &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0], df_block_of(x.df, 7));
+	s = df_block_succs(x.df, df_block_of(x.df, 9), &n);
+	assert_int_equal(n, 0);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__liveness_across_branches(void **state)
+{
+	Fx x = fx(BRANCHY);
+	uint32_t r2 = R(&x, "%r2"), r1 = R(&x, "%r1"), r3 = R(&x, "%r3");
+	assert_true(df_live_after(x.df, 1, r2));  /* used on the fall-through path only */
+	assert_true(df_live_after(x.df, 3, r2));
+	assert_false(df_live_after(x.df, 4, r2));
+	assert_true(df_live_after(x.df, 5, r1));  /* used at 9 */
+	assert_false(df_live_after(x.df, 9, r1));
+	assert_true(df_live_after(x.df, 4, r3));
+	assert_false(df_live_after(x.df, 7, r3));
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__reaching_defs_merge_and_guard(void **state)
+{
+	Fx x = fx(BRANCHY);
+	assert_int_equal(df_reaching_def(x.df, 4, R(&x, "%r2")), 1);
+	assert_int_equal(df_reaching_def(x.df, 9, R(&x, "%r1")), 0);
+	assert_int_equal(df_reaching_def(x.df, 7, R(&x, "%r3")), DF_DEF_MANY);
+	assert_int_equal(df_reaching_def(x.df, 9, R(&x, "%r4")), DF_DEF_MANY);
+	assert_int_equal(df_reaching_def(x.df, 8, R(&x, "%r4")), 7);
+	assert_int_equal(df_reaching_def(x.df, 2, R(&x, "%r5")), DF_DEF_NONE);
+	uint32_t uses[8];
+	assert_int_equal(df_uses_of(x.df, 0, R(&x, "%r1"), uses, 8), 2);
+	assert_int_equal(uses[0], 2);
+	assert_int_equal(uses[1], 9);
+	assert_int_equal(df_uses_of(x.df, 4, R(&x, "%r3"), uses, 8), 1);
+	assert_int_equal(uses[0], 7);
+	assert_int_equal(df_uses_of(x.df, 7, R(&x, "%r4"), uses, 8), 1);
+	assert_int_equal(uses[0], 9);
+	(void)state;
+	fx_free(&x);
+}
+
+static const char LOOP[] =
+	HEAD ".visible .entry k()\n{\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n"
+	"\tmov.u32 %r1, 0;\n"              /* 0 */
+	"\tmov.u32 %r2, 5;\n"              /* 1 */
+	"$L_top:\n"
+	"\tadd.s32 %r1, %r1, %r2;\n"       /* 2 */
+	"\tsetp.lt.s32 %p1, %r1, 100;\n"   /* 3 */
+	"\t@%p1 bra $L_top;\n"             /* 4 */
+	"\tmov.u32 %r3, %r1;\n"            /* 5 */
+	"\tret;\n}\n";
+
+static void test_dataflow__loops(void **state)
+{
+	Fx x = fx(LOOP);
+	uint32_t r1 = R(&x, "%r1"), r2 = R(&x, "%r2");
+	assert_int_equal(df_reaching_def(x.df, 2, r1), DF_DEF_MANY); /* 0 and 2 */
+	assert_int_equal(df_reaching_def(x.df, 2, r2), 1);
+	assert_int_equal(df_reaching_def(x.df, 5, r1), 2);
+	assert_true(df_live_after(x.df, 4, r2)); /* read again around the loop */
+	assert_true(df_live_after(x.df, 3, r1));
+	assert_false(df_live_after(x.df, 5, r1));
+	uint32_t uses[8];
+	/* the value defined at 2 flows to 3, to 5 and around to 2 */
+	assert_int_equal(df_uses_of(x.df, 2, r1, uses, 8), 3);
+	assert_int_equal(uses[0], 2);
+	assert_int_equal(uses[1], 3);
+	assert_int_equal(uses[2], 5);
+	(void)state;
+	fx_free(&x);
+}
+
+/* ---- the cut interface ---------------------------------------------------- */
+
+static const char PHASE[] =
+	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	"\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n"
+	"\tld.param.u64 %rd1, [k_p0];\n"                        /* 0 */
+	"\tld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"    /* 1 */
+	"\tld.global.v2.u32 {%r5, %r6}, [%rd1+16];\n"           /* 2 */
+	"\tmov.b32 %r7, 0;\n"                                   /* 3 */
+	"\tmov.b32 %r8, 0;\n"                                   /* 4 */
+	"\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r7, %r8}, "
+	"{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r8};\n"       /* 5 */
+	"\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r7, %r8}, "
+	"{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r8};\n"       /* 6 */
+	"\tmov.b32 %r9, %r1;\n"                                 /* 7 */
+	"\tadd.s32 %r10, %r9, 1;\n"                             /* 8 */
+	"\tst.global.v2.u32 [%rd1+32], {%r7, %r8};\n"           /* 9 */
+	"\tst.global.u32 [%rd1+40], %r10;\n"                    /* 10 */
+	"\tret;\n}\n";
+
+static void test_dataflow__cut_live_in_out_accumulators(void **state)
+{
+	Fx x = fx(PHASE);
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 5, 8, &c, &e), 0);
+	/* live-in: A, B and the accumulators (defined by the movs before 5) */
+	assert_int_equal(c.live_in.n, 8);
+	assert_int_equal(c.live_in.v[0].reg, R(&x, "%r1"));
+	assert_int_equal(c.live_in.v[0].stmt, 5);
+	bool acc = false;
+	for (size_t i = 0; i < c.live_in.n; i++)
+		if (c.live_in.v[i].reg == R(&x, "%r7"))
+			acc = c.live_in.v[i].stmt == 5;
+	assert_true(acc);
+	/* live-out: %r7, %r8 (last def 6, used at 9) and %r10 (used at 10);
+	 * %r9 is defined and dead after 8 */
+	assert_int_equal(c.live_out.n, 3);
+	assert_int_equal(c.live_out.v[0].reg, R(&x, "%r7"));
+	assert_int_equal(c.live_out.v[0].stmt, 6);
+	assert_int_equal(c.live_out.v[0].use, 9);
+	assert_int_equal(c.live_out.v[2].reg, R(&x, "%r10"));
+	assert_int_equal(c.live_out.v[2].use, 10);
+	assert_false(c.rw_dependency);
+	cut_release(&c);
+	/* 6..6: %r7/%r8 come from 5, inside no more */
+	assert_int_equal(df_cut(x.df, 6, 6, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 8);
+	cut_release(&c);
+	/* 3..6: the accumulators are defined in the range: not live-in */
+	assert_int_equal(df_cut(x.df, 3, 6, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 6);
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 7, 99, &c, &e), -1);
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__cut_memory_effects(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n\t.reg .pred %p<2>;\n"
+	               "\tld.param.u64 %rd1, [k_p0];\n"           /* 0 */
+	               "\tld.global.u32 %r1, [%rd1];\n"           /* 1 */
+	               "\tld.shared.u32 %r2, [%r1];\n"            /* 2 */
+	               "\tst.shared.u32 [%r1+4], %r2;\n"          /* 3 */
+	               "\tatom.global.add.u32 %r3, [%rd1+8], 1;\n" /* 4 */
+	               "\tbar.sync 0;\n"                          /* 5 */
+	               "\tmembar.gl;\n"                           /* 6 */
+	               "\ttex.2d.v4.f32.s32 {%r4, %r5, %r6, %r7}, [tx, {%r1, %r2}];\n" /* 7 */
+	               "\tret;\n}\n");
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 1, 7, &c, &e), 0);
+	assert_int_equal(c.loads[SP_GLOBAL], 2);
+	assert_int_equal(c.loads[SP_SHARED], 1);
+	assert_int_equal(c.loads[SP_TEX], 1);
+	assert_int_equal(c.stores[SP_SHARED], 1);
+	assert_int_equal(c.stores[SP_GLOBAL], 1);
+	assert_int_equal(c.atomics, 1);
+	assert_int_equal(c.barriers, 2);
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+static const char RW[] =
+	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	"\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n"
+	"\t.shared .align 16 .b8 smem[1024];\n"
+	"\tmov.u32 %r1, smem;\n"                   /* 0 */
+	"\tmov.u32 %r9, 3;\n"                      /* 1 */
+	"\tst.shared.u32 [%r1+16], %r9;\n"         /* 2 */
+	"\tld.shared.u32 %r2, [%r1+32];\n"         /* 3: disjoint from 2 */
+	"\tld.shared.u32 %r3, [%r1+64];\n"         /* 4 */
+	"\tld.shared.u32 %r4, [%r1+16];\n"         /* 5: reads what 2 wrote */
+	"\tmov.u32 %r5, %tid.x;\n"                 /* 6 */
+	"\tmul.lo.s32 %r6, %r5, 4;\n"              /* 7 */
+	"\tadd.s32 %r7, %r1, %r6;\n"               /* 8 */
+	"\tld.shared.u32 %r8, [%r7];\n"            /* 9: variable */
+	"\tret;\n}\n";
+
+static void test_dataflow__rw_dependency(void **state)
+{
+	Fx x = fx(RW);
+	CutInterface c;
+	Err e = ERR_INIT;
+	/* loads only: fine */
+	assert_int_equal(df_cut(x.df, 3, 4, &c, &e), 0);
+	assert_false(c.rw_dependency);
+	cut_release(&c);
+	/* store at +16 read at 5 after the cut */
+	assert_int_equal(df_cut(x.df, 2, 4, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	assert_int_equal(c.rw_pairs.n, 2);
+	assert_int_equal(c.rw_pairs.v[0], 2);
+	assert_int_equal(c.rw_pairs.v[1], 5);
+	assert_non_null(strstr(c.rw_reason.p, "s2 st.shared may be read by s5 ld.shared"));
+	cut_release(&c);
+	/* read after write inside the range, disjoint: fine; same bytes: not */
+	assert_int_equal(df_cut(x.df, 2, 3, &c, &e), 0);
+	assert_true(c.rw_dependency); /* 5 and 9 read after the cut */
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 2, 9, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	assert_int_equal(c.rw_pairs.v[0], 5); /* (load, earlier store) */
+	assert_int_equal(c.rw_pairs.v[1], 2);
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__rw_disjoint_store_is_fine(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n"
+	               "\tld.param.u64 %rd1, [k_p0+40];\n"        /* 0 */
+	               "\tst.global.v4.u32 [%rd1+0], {%r1, %r2, %r3, %r4};\n" /* 1 */
+	               "\tld.global.u32 %r5, [%rd1+16];\n"        /* 2 */
+	               "\tld.global.u32 %r6, [%rd1+-4];\n"        /* 3 */
+	               "\tld.global.nc.u32 %r7, [%rd1+12];\n"     /* 4 */
+	               "\tret;\n}\n");
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 1, 1, &c, &e), 0);
+	assert_true(c.rw_dependency); /* 4 reads bytes 12..15 */
+	assert_int_equal(c.rw_pairs.v[1], 4);
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 0, 3, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 1, 3, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	assert_int_equal(c.rw_pairs.n, 2); /* only (1, 4) */
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dataflow__registers_ranges_plain_special),
+		cmocka_unit_test(test_dataflow__defs_uses_by_opcode_class),
+		cmocka_unit_test(test_dataflow__mma_and_wgmma_accumulators),
+		cmocka_unit_test(test_dataflow__call_defines_return_list),
+		cmocka_unit_test(test_dataflow__blocks_and_successors),
+		cmocka_unit_test(test_dataflow__liveness_across_branches),
+		cmocka_unit_test(test_dataflow__reaching_defs_merge_and_guard),
+		cmocka_unit_test(test_dataflow__loops),
+		cmocka_unit_test(test_dataflow__cut_live_in_out_accumulators),
+		cmocka_unit_test(test_dataflow__cut_memory_effects),
+		cmocka_unit_test(test_dataflow__rw_dependency),
+		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
