@@ -1,0 +1,441 @@
+/*
+ * job.c - the main job: `d4r-splice LAYER --phase N`.
+ *
+ * Splice the recipe into the layer's module, JIT-load the original and the
+ * spliced module through the CUDA driver (in a child process, each module
+ * reduced to the entries the launches need), run both on the same inputs,
+ * compare the spliced frame byte for byte with the oracle and the original's
+ * frame with the oracle too, and print the verdict with both timings, the
+ * JIT time and the tool's own overhead, each measured in this run.
+ *
+ * Exit status: 0 identical, 1 differs, 2 error (including a spliced kernel
+ * that faults or hangs, and an original that does not reproduce the oracle:
+ * then no verdict can be trusted).
+ */
+#include "base/file.h"
+#include "base/sha256.h"
+#include "cmd.h"
+#include "gpu/frame.h"
+#include "gpu/gpu.h"
+#include "gpu/reduce.h"
+#include "job.h"
+#include "ptx/parse.h"
+#include "splice/splice.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage_str[] =
+	"d4r-splice LAYER --phase N [--recipe FILE] [--oracle FILE] [--corpus DIR] [--runs N]\n"
+	"                  [--timeout S] [--no-cache] [--force] [--json] [--keep[=DIR]]\n"
+	"                  [--diff-image FILE.png]";
+
+int job_reduce(const char *name, const char *text, size_t len, const Manifest *mf, StrBuf *out,
+               Err *e)
+{
+	Module *m = ptx_parse(name, text, len, e);
+	if (!m)
+		return -1;
+	GpuFuncSpan *spans = xcalloc(m->funcs.n + 1, sizeof(GpuFuncSpan));
+	char **names = xcalloc(m->funcs.n + 1, sizeof(char *));
+	size_t n = 0;
+	for (size_t i = 0; i < m->funcs.n; i++) {
+		const Func *f = &m->funcs.v[i];
+		names[i] = xstrndup(m->src + f->name.off, f->name.len);
+		if (f->kind != FN_ENTRY || (f->flags & FNF_DECL))
+			continue;
+		spans[n].off = f->text.off;
+		spans[n].len = f->text.len;
+		spans[n].name = names[i];
+		spans[n].is_entry = 1;
+		n++;
+	}
+	const char **keep = xcalloc(mf->nlaunches + 1, sizeof(char *));
+	for (size_t i = 0; i < mf->nlaunches; i++)
+		keep[i] = mf->launches[i].entry;
+	int rc = gpu_reduce_ptx(text, len, spans, n, keep, mf->nlaunches, out, e);
+	free(keep);
+	for (size_t i = 0; i < m->funcs.n; i++)
+		free(names[i]);
+	free(names);
+	free(spans);
+	mod_free(m);
+	return rc;
+}
+
+int job_read_oracle(const Manifest *mf, const char *opt, unsigned char **buf, size_t *len,
+                    char **path_out, Err *e)
+{
+	char *path = NULL;
+	if (opt)
+		path = xstrdup(opt);
+	else if (!mf->oracle_path)
+		return err_set(e, "%s: the manifest names no oracle frame (give --oracle FILE)", mf->path);
+	else if (mf_corpus_path(mf, mf->oracle_path, &path, e) < 0)
+		return -1;
+	char *data;
+	size_t n;
+	if (read_file(path, &data, &n, e) < 0) {
+		free(path);
+		return -1;
+	}
+	if (!opt && mf->oracle_sha256[0]) {
+		char sha[65];
+		sha256_hex(data, n, sha);
+		if (strcmp(sha, mf->oracle_sha256) != 0) {
+			err_set(e, "oracle '%s' has sha256 %s, but %s says %s: the oracle file and the manifest disagree",
+			        path, sha, mf->path, mf->oracle_sha256);
+			free(data);
+			free(path);
+			return -1;
+		}
+	}
+	*buf = (unsigned char *)data;
+	*len = n;
+	*path_out = path;
+	return 0;
+}
+
+static void line_note(void *ctx, unsigned line, StrBuf *out)
+{
+	const SpliceResult *sr = ctx;
+	splice_where(sr, "spliced", line, out);
+}
+
+static void times_text(const GpuModuleResult *r, StrBuf *sb)
+{
+	if (r->times.n)
+		sb_addf(sb, "%.3f ms median (min %.3f, max %.3f, %u runs)", r->times.median_ms,
+		        r->times.min_ms, r->times.max_ms, r->times.n);
+	else if (r->status == GPU_OK)
+		sb_addf(sb, "%.3f ms (one run; no timing)", r->frame_run_ms);
+	else
+		sb_adds(sb, "-");
+}
+
+static int write_keep(const char *dir, const char *name, const void *p, size_t n)
+{
+	Err e = ERR_INIT;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int rc = write_file_atomic(path, p, n, &e);
+	if (rc < 0)
+		cmd_fail("%s", err_msg(&e));
+	err_release(&e);
+	return rc;
+}
+
+int cmd_job(int argc, char **argv)
+{
+	const char *layer = argv[0], *recipe_path = NULL, *oracle_opt = NULL, *corpus = NULL;
+	const char *keep = NULL, *diff_png = NULL;
+	unsigned phase = 0, runs = 20;
+	double timeout = 120;
+	int json = 0, no_cache = 0, force = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--phase") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
+				return cmd_fail("--phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
+		} else if (!strcmp(a, "--recipe") && i + 1 < argc)
+			recipe_path = argv[++i];
+		else if (!strcmp(a, "--oracle") && i + 1 < argc)
+			oracle_opt = argv[++i];
+		else if (!strcmp(a, "--corpus") && i + 1 < argc)
+			corpus = argv[++i];
+		else if (!strcmp(a, "--runs") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &runs) < 0)
+				return cmd_fail("--runs wants a number, not '%s'", argv[i]);
+		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+			char *end;
+			timeout = strtod(argv[++i], &end);
+			if (*end || timeout <= 0)
+				return cmd_fail("--timeout wants seconds, not '%s'", argv[i]);
+		} else if (!strcmp(a, "--json"))
+			json = 1;
+		else if (!strcmp(a, "--no-cache"))
+			no_cache = 1;
+		else if (!strcmp(a, "--force"))
+			force = 1;
+		else if (!strcmp(a, "--keep"))
+			keep = "";
+		else if (!strncmp(a, "--keep=", 7))
+			keep = a + 7;
+		else if (!strcmp(a, "--diff-image") && i + 1 < argc)
+			diff_png = argv[++i];
+		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("usage: %s\n", usage_str);
+			return EXIT_OK;
+		} else
+			return cmd_fail("unknown option or missing value '%s'\nusage: %s", a, usage_str);
+	}
+	if (!phase && !recipe_path)
+		return cmd_fail("'%s' is not a verb; the main job needs --phase N\nusage: %s\n"
+		                "       d4r-splice --help lists the verbs",
+		                layer, usage_str);
+	double t_start = now_seconds();
+	Err e = ERR_INIT;
+	int rc = EXIT_ERROR;
+	Manifest mf;
+	memset(&mf, 0, sizeof mf);
+	Recipe rcp;
+	memset(&rcp, 0, sizeof rcp);
+	SpliceResult sr;
+	memset(&sr, 0, sizeof sr);
+	GpuResult gr;
+	memset(&gr, 0, sizeof gr);
+	LoadedModule lm = {0};
+	StrBuf red_orig = STRBUF_INIT, red_spl = STRBUF_INIT, line = STRBUF_INIT;
+	unsigned char *oracle = NULL;
+	size_t oracle_len = 0;
+	char *oracle_path = NULL, *module_path = NULL, *rpath = NULL;
+	FrameLayout lay = {0};
+	cJSON *root = NULL;
+
+	char *mpath = mf_find_layer(layer, &e);
+	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		free(mpath);
+		goto out;
+	}
+	free(mpath);
+	if (recipe_path)
+		rpath = xstrdup(recipe_path);
+	else {
+		const char *slash = strrchr(mf.path, '/');
+		size_t dl = slash ? (size_t)(slash - mf.path) : 1;
+		rpath = xmalloc(dl + 32);
+		snprintf(rpath, dl + 32, "%.*s/phase-%02u.json", (int)dl, slash ? mf.path : ".", phase);
+	}
+	if (rcp_load(rpath, &rcp, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (mf_corpus_path(&mf, mf.module, &module_path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (cmd_load_module(module_path, &lm) < 0)
+		goto out;
+	double t0 = now_seconds();
+	SpliceRequest req = {lm.m, mf.entry, &rcp, NULL, force};
+	if (splice_run(&req, &sr, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
+		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
+	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &red_orig, &e) < 0 ||
+	    job_reduce("spliced", sr.text.p, sr.text.n, &mf, &red_spl, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	double t_splice = now_seconds() - t0;
+	if (keep) {
+		char dir[4096];
+		if (*keep)
+			snprintf(dir, sizeof dir, "%s", keep);
+		else
+			snprintf(dir, sizeof dir, "d4r-keep-%s-phase-%02u", mf.layer ? mf.layer : layer, phase);
+		if (mkdir_p(dir, &e) < 0 || write_keep(dir, "spliced.ptx", sr.text.p, sr.text.n) < 0) {
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		keep = xstrdup(dir);
+	}
+	GpuModuleSrc mods[2] = {
+		{"original", red_orig.p, red_orig.n, NULL, NULL},
+		{"spliced", red_spl.p, red_spl.n, line_note, &sr},
+	};
+	GpuJob job = {0};
+	job.manifest = &mf;
+	job.modules = mods;
+	job.nmodules = 2;
+	job.runs = runs;
+	job.warmup = runs ? 3 : 0;
+	job.timeout_s = timeout;
+	job.no_cache = no_cache;
+	if (gpu_job_run(&job, &gr, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	double t1 = now_seconds();
+	int have_oracle = job_read_oracle(&mf, oracle_opt, &oracle, &oracle_len, &oracle_path, &e) == 0;
+	frame_layout_from_manifest(&mf, &lay);
+	const GpuModuleResult *o = &gr.mods[0], *s = &gr.mods[1];
+	FrameDiff d_orig = {0}, d_spl = {0};
+	int orig_differs = -1, spl_differs = -1;
+	const unsigned char *ref = have_oracle ? oracle : (o->status == GPU_OK ? o->frame : NULL);
+	size_t ref_len = have_oracle ? oracle_len : o->frame_len;
+	if (have_oracle && o->status == GPU_OK)
+		orig_differs = frame_compare(&lay, o->frame, o->frame_len, oracle, oracle_len, &d_orig);
+	if (ref && s->status == GPU_OK)
+		spl_differs = frame_compare(&lay, s->frame, s->frame_len, ref, ref_len, &d_spl);
+	double t_compare = now_seconds() - t1;
+	const char *verdict;
+	if (s->status != GPU_OK) {
+		verdict = s->status == GPU_FAULT ? "FAULT" : s->status == GPU_HANG ? "HANG" : "ERROR";
+		rc = EXIT_ERROR;
+	} else if (o->status != GPU_OK) {
+		verdict = "ERROR";
+		rc = EXIT_ERROR;
+	} else if (orig_differs == 1) {
+		verdict = "ERROR";
+		rc = EXIT_ERROR;
+	} else if (spl_differs == 1) {
+		verdict = "DIFFERS";
+		rc = EXIT_DIFFERS;
+	} else if (spl_differs == 0) {
+		verdict = "IDENTICAL";
+		rc = EXIT_OK;
+	} else {
+		verdict = "ERROR";
+		rc = EXIT_ERROR;
+	}
+	if (diff_png && spl_differs == 1 && frame_diff_image(diff_png, &lay, ref, s->frame, s->frame_len, &d_spl, &e) < 0)
+		fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+	if (keep && s->status == GPU_OK)
+		write_keep(keep, "spliced.frame", s->frame, s->frame_len);
+	if (keep && o->status == GPU_OK)
+		write_keep(keep, "original.frame", o->frame, o->frame_len);
+	double total = now_seconds() - t_start;
+	double jit = o->jit_seconds + s->jit_seconds;
+	double gpu_ms = 0;
+	if (o->times.n)
+		gpu_ms += o->times.median_ms * (o->times.n + job.warmup);
+	if (s->times.n)
+		gpu_ms += s->times.median_ms * (s->times.n + job.warmup);
+	double own = total - jit - gr.setup_seconds - gpu_ms / 1e3;
+	if (own < 0)
+		own = 0;
+	double ratio = (o->times.n && s->times.n && o->times.median_ms > 0)
+	                   ? s->times.median_ms / o->times.median_ms
+	                   : 0;
+	if (json) {
+		root = cJSON_CreateObject();
+		cJSON_AddStringToObject(root, "layer", mf.layer ? mf.layer : layer);
+		cJSON_AddNumberToObject(root, "phase", phase ? phase : rcp.phase);
+		cJSON_AddStringToObject(root, "verdict", verdict);
+		cJSON_AddNumberToObject(root, "exit", rc);
+		cJSON_AddStringToObject(root, "recipe", rpath);
+		cJSON_AddStringToObject(root, "module", module_path);
+		cJSON_AddStringToObject(root, "template", sr.template_name ? sr.template_name : "");
+		cJSON *cut = cJSON_AddObjectToObject(root, "cut");
+		cJSON_AddNumberToObject(cut, "first", sr.first);
+		cJSON_AddNumberToObject(cut, "last", sr.last);
+		cJSON_AddNumberToObject(cut, "mma", sr.mma);
+		cJSON_AddNumberToObject(cut, "live_in", sr.n_live_in);
+		cJSON_AddNumberToObject(cut, "live_out", sr.n_live_out);
+		cJSON_AddStringToObject(cut, "sha256", sr.sha256);
+		cJSON_AddBoolToObject(cut, "forced", sr.forced);
+		cJSON_AddStringToObject(root, "oracle", have_oracle ? oracle_path : "");
+		cJSON_AddBoolToObject(root, "compared_with_oracle", have_oracle);
+		cJSON_AddStringToObject(root, "device", gr.device);
+		for (int k = 0; k < 2; k++) {
+			const GpuModuleResult *r = &gr.mods[k];
+			cJSON *mo = cJSON_AddObjectToObject(root, k ? "spliced" : "original");
+			cJSON_AddStringToObject(mo, "status", gpu_status_name(r->status));
+			if (r->message)
+				cJSON_AddStringToObject(mo, "message", r->message);
+			cJSON_AddStringToObject(mo, "frame_sha256", r->sha256);
+			cJSON_AddNumberToObject(mo, "jit_seconds", r->jit_seconds);
+			cJSON_AddBoolToObject(mo, "jit_cached", r->jit_cached);
+			cJSON_AddNumberToObject(mo, "runs", r->times.n);
+			cJSON_AddNumberToObject(mo, "median_ms", r->times.median_ms);
+			cJSON_AddNumberToObject(mo, "min_ms", r->times.min_ms);
+			cJSON_AddNumberToObject(mo, "max_ms", r->times.max_ms);
+			cJSON_AddBoolToObject(mo, "repeatable", r->repeatable);
+			int differs = k ? spl_differs : orig_differs;
+			if (differs >= 0)
+				cJSON_AddBoolToObject(mo, "identical", differs == 0);
+		}
+		if (spl_differs == 1) {
+			sb_reset(&line);
+			sb_addc(&line, '{');
+			frame_diff_json(&lay, &d_spl, &line);
+			sb_addc(&line, '}');
+			cJSON *dj = cJSON_Parse(line.p);
+			if (dj)
+				cJSON_AddItemToObject(root, "diff", dj);
+		}
+		cJSON_AddNumberToObject(root, "ratio", ratio);
+		cJSON *t = cJSON_AddObjectToObject(root, "seconds");
+		cJSON_AddNumberToObject(t, "splice", t_splice);
+		cJSON_AddNumberToObject(t, "jit", jit);
+		cJSON_AddNumberToObject(t, "setup", gr.setup_seconds);
+		cJSON_AddNumberToObject(t, "launches", gpu_ms / 1e3);
+		cJSON_AddNumberToObject(t, "compare", t_compare);
+		cJSON_AddNumberToObject(t, "tool", own);
+		cJSON_AddNumberToObject(t, "total", total);
+		char *txt = cJSON_Print(root);
+		puts(txt);
+		free(txt);
+	} else {
+		printf("%s phase %u: %s", mf.layer ? mf.layer : layer, phase ? phase : rcp.phase, verdict);
+		if (spl_differs == 0)
+			printf(" (spliced frame = %s, %zu bytes, sha256 %.16s)\n",
+			       have_oracle ? "oracle" : "original's frame", s->frame_len, s->sha256);
+		else if (spl_differs == 1)
+			printf(" (spliced frame differs from the %s)\n", have_oracle ? "oracle" : "original's frame");
+		else
+			printf(" (%s)\n", s->status != GPU_OK && s->message ? s->message
+			                  : o->message ? o->message : "no frame to compare");
+		printf("  recipe    %s  template %s\n", rpath, sr.template_name ? sr.template_name : "?");
+		printf("  cut       s%u-s%u (lines %u-%u), %u mma, live-in %u, live-out %u%s\n", sr.first,
+		       sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in, sr.n_live_out,
+		       sr.forced ? "  FORCED past a refusal" : "");
+		if (!have_oracle)
+			printf("  oracle    none: %s; compared with the original's frame\n", err_msg(&e));
+		else
+			printf("  oracle    %s\n", oracle_path);
+		sb_reset(&line);
+		times_text(o, &line);
+		printf("  original  %s  [%s%s]\n", line.p, gpu_status_name(o->status),
+		       orig_differs == 1 ? ", DOES NOT REPRODUCE THE ORACLE" : orig_differs == 0 ? ", = oracle" : "");
+		sb_reset(&line);
+		times_text(s, &line);
+		printf("  spliced   %s  [%s]\n", line.p, gpu_status_name(s->status));
+		if (ratio > 0)
+			printf("  ratio     spliced/original %.2fx (%s)\n", ratio,
+			       ratio > 1.02 ? "slower" : ratio < 0.98 ? "faster" : "about the same");
+		if (spl_differs == 1) {
+			sb_reset(&line);
+			frame_diff_describe(&lay, &d_spl, &line);
+			printf("  diff      %s\n", line.p);
+		}
+		printf("  seconds   splice %.3f, JIT %.2f (original %.2f%s, spliced %.2f%s), setup %.2f, "
+		       "launches %.3f, compare %.3f, tool %.3f, total %.2f\n",
+		       t_splice, jit, o->jit_seconds, o->jit_cached ? " cached" : "", s->jit_seconds,
+		       s->jit_cached ? " cached" : "", gr.setup_seconds, gpu_ms / 1e3, t_compare, own, total);
+		if (gr.device[0])
+			printf("  device    %s (sm_%d%d, driver %d)\n", gr.device, gr.cc_major, gr.cc_minor,
+			       gr.driver_version);
+		if (keep)
+			printf("  kept      %s/\n", keep);
+	}
+	frame_diff_release(&d_orig);
+	frame_diff_release(&d_spl);
+out:
+	cJSON_Delete(root);
+	frame_layout_release(&lay);
+	free(oracle);
+	free(oracle_path);
+	free(module_path);
+	free(rpath);
+	if (keep && *keep)
+		free((char *)keep);
+	sb_release(&red_orig);
+	sb_release(&red_spl);
+	sb_release(&line);
+	gpu_result_release(&gr);
+	splice_result_release(&sr);
+	if (lm.m)
+		cmd_unload_module(&lm);
+	rcp_release(&rcp);
+	mf_release(&mf);
+	err_release(&e);
+	return rc;
+}
