@@ -138,4 +138,6 @@ expect_grep "oracle: matches" "$T/out"
 expect_grep "x the first module" "$T/out"
 expect_rc 1 "$D4R" diff "$T/a" "$T/b" --layer recipes/smoke/layer.json
 expect_grep "pixel \(15, 10\) channel 0" "$T/out"
+# Keep the frame for the record when scripts/gpu-run asks.
+[ -n "${D4R_GPU_OUT:-}" ] && cp "$T/f1" "$D4R_GPU_OUT/t0001-gpu-smoke.frame"
 exit 0

@@ -79,4 +79,6 @@ assert f[:1024] == want, "texture half differs from the generator"
 assert f[1024:] == want, "surface half differs from the texture"
 PY
 expect_rc 0 "$D4R" diff "$T/f" "$T/f" --layout tex:f32:32x8x1,copy:f32:32x8x1
+# Keep the frame for the record when scripts/gpu-run asks.
+[ -n "${D4R_GPU_OUT:-}" ] && cp "$T/f" "$D4R_GPU_OUT/t0004-gpu-arrays.frame"
 exit 0
