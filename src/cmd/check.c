@@ -1,0 +1,401 @@
+/*
+ * check.c - `d4r-splice check LAYER [RECIPE...]`: the CI form of the main job.
+ *
+ * Every recipe of the layer (recipes/LAYER/*.json but layer.json), or the
+ * ones named, is spliced; the spliced modules run on the GPU against the
+ * oracle, the JIT work spread over --jobs child processes; one line per
+ * recipe; --junit FILE writes a JUnit XML report.  A module that faults or
+ * hangs costs only itself: the modules queued behind it in the same child
+ * are run again in a fresh one.
+ *
+ * Exit status: 0 every recipe identical, 1 some recipe differs, 2 an error
+ * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
+ */
+#include "base/file.h"
+#include "cmd.h"
+#include "gpu/frame.h"
+#include "gpu/gpu.h"
+#include "job.h"
+#include "splice/splice.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_str[] =
+	"d4r-splice check LAYER [RECIPE...] [--jobs N] [--junit FILE] [--corpus DIR] [--runs N]\n"
+	"                 [--timeout S] [--no-cache] [--force]";
+
+typedef struct {
+	char *path;
+	char *name;          /* file name for the report */
+	StrBuf ptx;          /* reduced spliced module */
+	SpliceResult sr;
+	char *error;         /* splice or GPU error */
+	GpuStatus status;
+	int verdict;         /* -1 unknown, 0 identical, 1 differs */
+	double jit_s, median_ms;
+	unsigned runs;
+	char sha256[65];
+	StrBuf diff;
+	int done;            /* has a GPU result */
+} Item;
+
+typedef struct {
+	const Manifest *mf;
+	Item *items;
+	size_t n;
+	size_t next;         /* next item to hand out (under lock) */
+	unsigned per_job, runs;
+	double timeout;
+	bool no_cache;
+	const unsigned char *oracle;
+	size_t oracle_len;
+	const FrameLayout *lay;
+	pthread_mutex_t lock;
+	char *fatal;         /* a job that could not start at all */
+} Queue;
+
+static int comp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void finish(Queue *q, Item *it, const GpuModuleResult *r)
+{
+	it->done = 1;
+	it->status = r->status;
+	it->jit_s = r->jit_seconds;
+	it->median_ms = r->times.median_ms;
+	it->runs = r->times.n;
+	memcpy(it->sha256, r->sha256, sizeof it->sha256);
+	if (r->status != GPU_OK) {
+		it->error = xstrdup(r->message ? r->message : gpu_status_name(r->status));
+		return;
+	}
+	FrameDiff d = {0};
+	it->verdict = frame_compare(q->lay, r->frame, r->frame_len, q->oracle, q->oracle_len, &d);
+	if (it->verdict == 1)
+		frame_diff_describe(q->lay, &d, &it->diff);
+	frame_diff_release(&d);
+}
+
+/* Runs items [from, to) in one child; items after a fault or hang are left
+ * not done, to be run again. */
+static void run_batch(Queue *q, size_t *idx, size_t n)
+{
+	GpuModuleSrc *mods = xcalloc(n, sizeof *mods);
+	for (size_t i = 0; i < n; i++) {
+		Item *it = &q->items[idx[i]];
+		mods[i].name = it->name;
+		mods[i].ptx = it->ptx.p;
+		mods[i].ptx_len = it->ptx.n;
+	}
+	GpuJob job = {0};
+	job.manifest = q->mf;
+	job.modules = mods;
+	job.nmodules = n;
+	job.runs = q->runs;
+	job.warmup = q->runs ? 2 : 0;
+	job.timeout_s = q->timeout;
+	job.no_cache = q->no_cache;
+	GpuResult gr;
+	memset(&gr, 0, sizeof gr);
+	Err e = ERR_INIT;
+	if (gpu_job_run(&job, &gr, &e) < 0) {
+		pthread_mutex_lock(&q->lock);
+		if (!q->fatal)
+			q->fatal = xstrdup(err_msg(&e));
+		pthread_mutex_unlock(&q->lock);
+	} else {
+		int broken = 0;
+		for (size_t i = 0; i < n && i < gr.nmods; i++) {
+			const GpuModuleResult *r = &gr.mods[i];
+			if (broken)
+				break; /* queued behind a fault or hang: run again */
+			finish(q, &q->items[idx[i]], r);
+			if (r->status == GPU_FAULT || r->status == GPU_HANG)
+				broken = 1;
+		}
+	}
+	gpu_result_release(&gr);
+	err_release(&e);
+	free(mods);
+}
+
+static void *worker(void *arg)
+{
+	Queue *q = arg;
+	size_t *idx = xcalloc(q->per_job + 1, sizeof(size_t));
+	for (;;) {
+		size_t n = 0;
+		pthread_mutex_lock(&q->lock);
+		while (n < q->per_job && q->next < q->n) {
+			Item *it = &q->items[q->next++];
+			if (!it->error && !it->done)
+				idx[n++] = (size_t)(it - q->items);
+		}
+		int stop = q->fatal != NULL;
+		pthread_mutex_unlock(&q->lock);
+		if (!n || stop)
+			break;
+		/* a batch ends early at a fault: re-run what stayed undone */
+		while (n) {
+			run_batch(q, idx, n);
+			size_t k = 0;
+			for (size_t i = 0; i < n; i++)
+				if (!q->items[idx[i]].done)
+					idx[k++] = idx[i];
+			if (k == n || q->fatal)
+				break;
+			n = k;
+		}
+	}
+	free(idx);
+	return NULL;
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 32 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
+int cmd_check(int argc, char **argv)
+{
+	const char *layer = NULL, *junit = NULL, *corpus = NULL;
+	unsigned jobs = 1, runs = 0;
+	double timeout = 120;
+	int no_cache = 0, force = 0;
+	VEC(char *) paths = {0};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--jobs") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &jobs) < 0 || !jobs)
+				return cmd_fail("check: --jobs wants a positive number, not '%s'", argv[i]);
+		} else if (!strcmp(a, "--runs") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &runs) < 0)
+				return cmd_fail("check: --runs wants a number, not '%s'", argv[i]);
+		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+			timeout = strtod(argv[++i], NULL);
+			if (timeout <= 0)
+				return cmd_fail("check: --timeout wants seconds, not '%s'", argv[i]);
+		} else if (!strcmp(a, "--junit") && i + 1 < argc)
+			junit = argv[++i];
+		else if (!strcmp(a, "--corpus") && i + 1 < argc)
+			corpus = argv[++i];
+		else if (!strcmp(a, "--no-cache"))
+			no_cache = 1;
+		else if (!strcmp(a, "--force"))
+			force = 1;
+		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("usage: %s\n", usage_str);
+			return EXIT_OK;
+		} else if (a[0] == '-')
+			return cmd_fail("check: unknown option '%s'\nusage: %s", a, usage_str);
+		else if (!layer)
+			layer = a;
+		else
+			VEC_PUSH(paths, xstrdup(a));
+	}
+	if (!layer)
+		return cmd_usage(usage_str);
+	Err e = ERR_INIT;
+	Manifest mf;
+	memset(&mf, 0, sizeof mf);
+	int rc = EXIT_ERROR;
+	LoadedModule lm = {0};
+	char *module_path = NULL, *oracle_path = NULL;
+	unsigned char *oracle = NULL;
+	size_t oracle_len = 0;
+	Item *items = NULL;
+	size_t nitems = 0;
+	FrameLayout lay = {0};
+	char *mpath = mf_find_layer(layer, &e);
+	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		free(mpath);
+		goto out;
+	}
+	free(mpath);
+	if (!paths.n) { /* every recipe beside the manifest */
+		const char *slash = strrchr(mf.path, '/');
+		char *dir = slash ? xstrndup(mf.path, (size_t)(slash - mf.path)) : xstrdup(".");
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l > 5 && !strcmp(de->d_name + l - 5, ".json") && strcmp(de->d_name, "layer.json")) {
+				char *p = xmalloc(strlen(dir) + l + 2);
+				sprintf(p, "%s/%s", dir, de->d_name);
+				VEC_PUSH(paths, p);
+			}
+		}
+		if (d)
+			closedir(d);
+		free(dir);
+		qsort(paths.v, paths.n, sizeof(char *), comp_name);
+	}
+	if (!paths.n) {
+		cmd_fail("check: layer '%s' has no recipes", layer);
+		goto out;
+	}
+	if (job_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (mf_corpus_path(&mf, mf.module, &module_path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	if (cmd_load_module(module_path, &lm) < 0)
+		goto out;
+	/* item 0 is the original itself: it must reproduce the oracle */
+	nitems = paths.n + 1;
+	items = xcalloc(nitems, sizeof(Item));
+	items[0].name = xstrdup("(original)");
+	items[0].path = xstrdup(module_path);
+	items[0].verdict = -1;
+	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &items[0].ptx, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	for (size_t i = 0; i < paths.n; i++) {
+		Item *it = &items[i + 1];
+		it->path = paths.v[i];
+		paths.v[i] = NULL;
+		const char *b = strrchr(it->path, '/');
+		it->name = xstrdup(b ? b + 1 : it->path);
+		it->verdict = -1;
+		Recipe r;
+		memset(&r, 0, sizeof r);
+		err_clear(&e);
+		SpliceRequest req = {lm.m, mf.entry, &r, NULL, force};
+		if (rcp_load(it->path, &r, &e) < 0 || splice_run(&req, &it->sr, &e) < 0 ||
+		    job_reduce(it->name, it->sr.text.p, it->sr.text.n, &mf, &it->ptx, &e) < 0)
+			it->error = xstrdup(err_msg(&e));
+		rcp_release(&r);
+		sb_release(&it->sr.text); /* the reduced copy is what runs */
+	}
+	frame_layout_from_manifest(&mf, &lay);
+	Queue q = {&mf, items, nitems, 0, 0, runs, timeout, no_cache, oracle, oracle_len, &lay,
+	           PTHREAD_MUTEX_INITIALIZER, NULL};
+	size_t torun = 0;
+	for (size_t i = 0; i < nitems; i++)
+		torun += !items[i].error;
+	q.per_job = (unsigned)((torun + jobs - 1) / jobs);
+	if (q.per_job > 16)
+		q.per_job = 16; /* smaller batches: a fault costs less */
+	if (!q.per_job)
+		q.per_job = 1;
+	pthread_t *th = xcalloc(jobs, sizeof(pthread_t));
+	for (unsigned j = 0; j < jobs; j++)
+		pthread_create(&th[j], NULL, worker, &q);
+	for (unsigned j = 0; j < jobs; j++)
+		pthread_join(th[j], NULL);
+	free(th);
+	if (q.fatal) {
+		cmd_fail("check: %s", q.fatal);
+		free(q.fatal);
+		goto out;
+	}
+	unsigned n_ok = 0, n_diff = 0, n_err = 0;
+	for (size_t i = 0; i < nitems; i++) {
+		Item *it = &items[i];
+		const char *v;
+		if (it->error || !it->done || it->status != GPU_OK) {
+			v = it->error ? (it->status == GPU_FAULT ? "FAULT" : it->status == GPU_HANG ? "HANG" : "ERROR")
+			              : "ERROR";
+			n_err++;
+		} else if (it->verdict == 1) {
+			v = "DIFFERS";
+			if (i == 0)
+				n_err++; /* the original must reproduce the oracle */
+			else
+				n_diff++;
+		} else {
+			v = "IDENTICAL";
+			n_ok++;
+		}
+		printf("%-32s %-9s", it->name, v);
+		if (it->done && it->status == GPU_OK) {
+			printf(" jit %.2fs", it->jit_s);
+			if (it->runs)
+				printf("  %.3f ms median (%u runs)", it->median_ms, it->runs);
+		}
+		if (it->error) {
+			const char *nl = strchr(it->error, '\n');
+			printf("  %.*s", nl ? (int)(nl - it->error) : (int)strlen(it->error), it->error);
+		} else if (it->verdict == 1 && it->diff.p) {
+			const char *nl = strchr(it->diff.p, '\n');
+			printf("  %.*s", nl ? (int)(nl - it->diff.p) : (int)it->diff.n, it->diff.p);
+		}
+		putchar('\n');
+	}
+	printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff, n_err, oracle_path);
+	if (junit) {
+		OutFile o;
+		if (out_open(&o, junit, &e) == 0) {
+			fprintf(o.f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+			fprintf(o.f, "<testsuite name=\"d4r-splice check ");
+			xml_escape(o.f, layer);
+			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n", nitems, n_diff, n_err);
+			for (size_t i = 0; i < nitems; i++) {
+				Item *it = &items[i];
+				fprintf(o.f, "  <testcase classname=\"");
+				xml_escape(o.f, layer);
+				fprintf(o.f, "\" name=\"");
+				xml_escape(o.f, it->name);
+				fprintf(o.f, "\" time=\"%.3f\">", it->jit_s);
+				if (it->error || !it->done || it->status != GPU_OK) {
+					fprintf(o.f, "<error message=\"%s\">", gpu_status_name(it->status));
+					xml_escape(o.f, it->error ? it->error : "not run");
+					fprintf(o.f, "</error>");
+				} else if (it->verdict == 1) {
+					fprintf(o.f, "<failure message=\"frame differs from the oracle\">");
+					xml_escape(o.f, it->diff.p);
+					fprintf(o.f, "</failure>");
+				}
+				fprintf(o.f, "</testcase>\n");
+			}
+			fprintf(o.f, "</testsuite>\n");
+			if (out_commit(&o, &e) < 0)
+				cmd_fail("%s", err_msg(&e));
+		} else
+			cmd_fail("%s", err_msg(&e));
+	}
+	rc = n_err ? EXIT_ERROR : n_diff ? EXIT_DIFFERS : EXIT_OK;
+out:
+	for (size_t i = 0; i < nitems; i++) {
+		free(items[i].path);
+		free(items[i].name);
+		free(items[i].error);
+		sb_release(&items[i].ptx);
+		sb_release(&items[i].diff);
+		splice_result_release(&items[i].sr);
+	}
+	free(items);
+	for (size_t i = 0; i < paths.n; i++)
+		free(paths.v[i]);
+	VEC_FREE(paths);
+	frame_layout_release(&lay);
+	free(oracle);
+	free(oracle_path);
+	free(module_path);
+	if (lm.m)
+		cmd_unload_module(&lm);
+	mf_release(&mf);
+	err_release(&e);
+	return rc;
+}
