@@ -1,7 +1,7 @@
 /*
  * check.c - `d4r-splice check LAYER [RECIPE...]`: the CI form of the main job.
  *
- * Every recipe of the layer (recipes/LAYER/*.json but layer.json), or the
+ * Every recipe of the layer (recipes/LAYER/NAME.json except layer.json), or the
  * ones named, is spliced; the spliced modules run on the GPU against the
  * oracle, the JIT work spread over --jobs child processes; one line per
  * recipe; --junit FILE writes a JUnit XML report.  A module that faults or
@@ -41,11 +41,11 @@ typedef struct {
 	char sha256[65];
 	StrBuf diff;
 	int done;            /* has a GPU result */
-} Item;
+} CheckItem;
 
 typedef struct {
 	const Manifest *mf;
-	Item *items;
+	CheckItem *items;
 	size_t n;
 	size_t next;         /* next item to hand out (under lock) */
 	unsigned per_job, runs;
@@ -63,7 +63,7 @@ static int comp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void finish(Queue *q, Item *it, const GpuModuleResult *r)
+static void finish(Queue *q, CheckItem *it, const GpuModuleResult *r)
 {
 	it->done = 1;
 	it->status = r->status;
@@ -88,7 +88,7 @@ static void run_batch(Queue *q, size_t *idx, size_t n)
 {
 	GpuModuleSrc *mods = xcalloc(n, sizeof *mods);
 	for (size_t i = 0; i < n; i++) {
-		Item *it = &q->items[idx[i]];
+		CheckItem *it = &q->items[idx[i]];
 		mods[i].name = it->name;
 		mods[i].ptx = it->ptx.p;
 		mods[i].ptx_len = it->ptx.n;
@@ -133,7 +133,7 @@ static void *worker(void *arg)
 		size_t n = 0;
 		pthread_mutex_lock(&q->lock);
 		while (n < q->per_job && q->next < q->n) {
-			Item *it = &q->items[q->next++];
+			CheckItem *it = &q->items[q->next++];
 			if (!it->error && !it->done)
 				idx[n++] = (size_t)(it - q->items);
 		}
@@ -219,7 +219,7 @@ int cmd_check(int argc, char **argv)
 	char *module_path = NULL, *oracle_path = NULL;
 	unsigned char *oracle = NULL;
 	size_t oracle_len = 0;
-	Item *items = NULL;
+	CheckItem *items = NULL;
 	size_t nitems = 0;
 	FrameLayout lay = {0};
 	char *mpath = mf_find_layer(layer, &e);
@@ -263,7 +263,7 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	/* item 0 is the original itself: it must reproduce the oracle */
 	nitems = paths.n + 1;
-	items = xcalloc(nitems, sizeof(Item));
+	items = xcalloc(nitems, sizeof(CheckItem));
 	items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
 	items[0].verdict = -1;
@@ -272,7 +272,7 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < paths.n; i++) {
-		Item *it = &items[i + 1];
+		CheckItem *it = &items[i + 1];
 		it->path = paths.v[i];
 		paths.v[i] = NULL;
 		const char *b = strrchr(it->path, '/');
@@ -312,7 +312,7 @@ int cmd_check(int argc, char **argv)
 	}
 	unsigned n_ok = 0, n_diff = 0, n_err = 0;
 	for (size_t i = 0; i < nitems; i++) {
-		Item *it = &items[i];
+		CheckItem *it = &items[i];
 		const char *v;
 		if (it->error || !it->done || it->status != GPU_OK) {
 			v = it->error ? (it->status == GPU_FAULT ? "FAULT" : it->status == GPU_HANG ? "HANG" : "ERROR")
@@ -352,7 +352,7 @@ int cmd_check(int argc, char **argv)
 			xml_escape(o.f, layer);
 			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n", nitems, n_diff, n_err);
 			for (size_t i = 0; i < nitems; i++) {
-				Item *it = &items[i];
+				CheckItem *it = &items[i];
 				fprintf(o.f, "  <testcase classname=\"");
 				xml_escape(o.f, layer);
 				fprintf(o.f, "\" name=\"");
