@@ -1,0 +1,73 @@
+/*
+ * recipe.h - cut recipes: which statement range of which kernel is replaced
+ * by which template, with which parameters and register bindings, under
+ * which guards.
+ *
+ * A recipe is JSON (format in d4r-splice(1), RECIPES):
+ *
+ *   { "layer": "enc4", "module": "enc4/enc4.ptx", "entry": "...",
+ *     "cut": {"phase": 8} | {"phase": 8, "with_epilogue": true}
+ *            | {"stmts": [7771, 7794]},
+ *     "template": "enc4/phase-08.ptx" | "./local.ptx" | "identity" | "perturb",
+ *     "params": {"NAME": 123, ...},
+ *     "bind": {"formal": "%r123" | ["%r1", "%r2", ...], ...},
+ *     "guards": {"mma": 24, "sha256": "<hex>", "first": "PCRE2", "last": "PCRE2"},
+ *     "interface": {...},   (written by `recipe new`, ignored on load)
+ *     "note": "..." }
+ *
+ * Unknown keys are an error (a typo must not silently drop a guard).  The
+ * loader checks shapes and types only; whether the recipe fits the module
+ * is the splicer's business (splice.h).
+ */
+#ifndef D4R_SPLICE_RECIPE_H
+#define D4R_SPLICE_RECIPE_H
+
+#include "base/base.h"
+#include "base/err.h"
+
+typedef enum { CUT_PHASE, CUT_STMTS } CutKind;
+typedef enum { TPL_FILE, TPL_IDENTITY, TPL_PERTURB } TemplateKind;
+
+typedef struct {
+	char *name;
+	int64_t value;
+} RecipeParam;
+
+typedef struct {
+	char *formal;
+	char **regs;      /* one for a scalar binding, n for a list */
+	uint32_t nregs;
+	bool list;        /* bound to a JSON array */
+} RecipeBind;
+
+typedef struct {
+	char *path;           /* the file it was read from (for messages) */
+	char *layer;          /* NULL if absent */
+	char *module;         /* relative to the corpus folder; NULL if absent */
+	char *entry;          /* NULL if absent */
+	CutKind cut;
+	uint32_t phase;       /* CUT_PHASE: 1-based */
+	bool with_epilogue;
+	uint32_t first, last; /* CUT_STMTS: inclusive */
+	TemplateKind tkind;
+	char *template_name;  /* as written */
+	VEC(RecipeParam) params;
+	VEC(RecipeBind) binds;
+	/* guards */
+	bool has_mma;
+	uint32_t mma;
+	char *sha256;         /* 64 hex digits, lower case; NULL if absent */
+	char *first_re, *last_re;
+} Recipe;
+
+/* Reads and checks a recipe file.  Returns 0, or -1 with "path: what is
+ * wrong" (the JSON path of the offending value in quotes). */
+int rcp_load(const char *path, Recipe *r, Err *e);
+/* The same from text in memory; `path` names it in messages. */
+int rcp_parse(const char *path, const char *text, size_t len, Recipe *r, Err *e);
+void rcp_release(Recipe *r);
+
+const RecipeBind *rcp_bind_find(const Recipe *r, const char *formal);
+const RecipeParam *rcp_param_find(const Recipe *r, const char *name, size_t n);
+
+#endif

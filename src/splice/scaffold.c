@@ -1,0 +1,424 @@
+/*
+ * scaffold.c - `recipe new`: a recipe and a template skeleton from the facts
+ * of the cut.
+ *
+ * The skeleton is the cut itself written as a template: every live-in and
+ * live-out register becomes a formal (in, out, or inout when both) bound to
+ * itself, every temporary of the cut becomes a local, and the statements are
+ * copied with the formals written %{name}.  So the fresh scaffold splices as
+ * it stands (it is an identity), passes ptxas, and the author rewrites the
+ * body from there, keeping the interface.  The recipe carries the guards
+ * computed from the cut and, under "interface", what the author needs to
+ * know: each live register's type, where it is first used or last defined,
+ * and the cut's memory effects.
+ */
+#include "splice.h"
+
+#include "ana/ana.h"
+#include "base/sha256.h"
+#include "template.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma weak df_build
+#pragma weak df_free
+#pragma weak df_reg
+#pragma weak df_opd_reg
+#pragma weak df_cut
+#pragma weak cut_release
+#pragma weak ana_phases
+#pragma weak phases_release
+
+static const char *const spaces[SP__COUNT] = {
+	[SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
+	[SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
+	[SP_TEX] = "tex",         [SP_SURF] = "surf",
+};
+
+static void re_escape(const char *s, StrBuf *out)
+{
+	sb_addc(out, '^');
+	for (; *s; s++) {
+		if (strchr("\\^$.|?*+()[]{}", *s))
+			sb_addc(out, '\\');
+		sb_addc(out, *s);
+	}
+	sb_addc(out, '$');
+}
+
+typedef struct {
+	uint32_t reg;
+	char *formal;    /* NULL for temporaries */
+	uint8_t dir;     /* FM_* for formals */
+} Named;
+
+static int find_named(const Named *v, size_t n, uint32_t reg)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].reg == reg)
+			return (int)i;
+	return -1;
+}
+
+static char *formal_name(Str reg, const Named *v, size_t n)
+{
+	StrBuf sb = STRBUF_INIT;
+	const char *p = reg.p;
+	size_t k = reg.n;
+	if (k && *p == '%')
+		p++, k--;
+	if (!k || isdigit((unsigned char)*p))
+		sb_addc(&sb, 'r');
+	for (size_t i = 0; i < k; i++)
+		sb_addc(&sb, isalnum((unsigned char)p[i]) ? p[i] : '_');
+	/* unique */
+	for (unsigned suffix = 2;; suffix++) {
+		bool clash = false;
+		for (size_t i = 0; i < n; i++)
+			if (v[i].formal && !strcmp(v[i].formal, sb.p))
+				clash = true;
+		if (!clash)
+			break;
+		char *base = xstrdup(sb.p);
+		sb_reset(&sb);
+		sb_addf(&sb, "%s_%u", base, suffix);
+		free(base);
+	}
+	return sb.p;
+}
+
+int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *template_text,
+                    StrBuf *summary, Err *e)
+{
+	const Module *m = req->module;
+	if (!df_build || !df_cut || !df_reg || !df_opd_reg)
+		return err_set(e, "the dataflow analysis (src/ana/dataflow.c) is not in this build");
+	const Func *f = mod_func_find(m, str_c(req->entry));
+	if (!f || (f->flags & FNF_DECL))
+		return err_set(e, "no function '%s' with a body in module '%s'", req->entry,
+		               m->name ? m->name : "?");
+	Dataflow *df = df_build(m, f, e);
+	if (!df)
+		return -1;
+	int rc = -1;
+	uint32_t first = req->first, last = req->last;
+	CutInterface cut = {0};
+	bool have_cut = false;
+	VEC(Named) nm = {0};
+	cJSON *root = NULL;
+	if (req->phase) {
+		if (!ana_phases || !phases_release) {
+			err_set(e, "the phase analysis (src/ana/phases.c) is not in this build");
+			goto out;
+		}
+		PhaseList pl = {0};
+		if (ana_phases(df, 0, &pl, e) < 0)
+			goto out;
+		if (req->phase > pl.n) {
+			err_set(e, "phase %u: '%s' has %zu mma phases", req->phase, req->entry, pl.n);
+			phases_release(&pl);
+			goto out;
+		}
+		const Phase *ph = &pl.v[req->phase - 1];
+		first = ph->first;
+		last = ph->last;
+		if (req->with_epilogue && ph->epi_last >= ph->epi_first)
+			last = ph->epi_last;
+		phases_release(&pl);
+	} else if (last >= f->nstmt || first > last) {
+		err_set(e, "statements s%u..s%u: '%s' has %u statements", first, last, req->entry,
+		        f->nstmt);
+		goto out;
+	}
+	if (df_cut(df, first, last, &cut, e) < 0)
+		goto out;
+	have_cut = true;
+
+	/* formals */
+	for (size_t i = 0; i < cut.live_in.n; i++) {
+		Named x = {cut.live_in.v[i].reg, NULL, FM_IN};
+		x.formal = formal_name(df_reg(df, x.reg)->name, nm.v, nm.n);
+		VEC_PUSH(nm, x);
+	}
+	for (size_t i = 0; i < cut.live_out.n; i++) {
+		int k = find_named(nm.v, nm.n, cut.live_out.v[i].reg);
+		if (k >= 0) {
+			nm.v[k].dir = FM_INOUT;
+			continue;
+		}
+		Named x = {cut.live_out.v[i].reg, NULL, FM_OUT};
+		x.formal = formal_name(df_reg(df, x.reg)->name, nm.v, nm.n);
+		VEC_PUSH(nm, x);
+	}
+	size_t nformals = nm.n;
+	const Stmt *s0 = func_stmt(m, f, first), *s1 = func_stmt(m, f, last);
+	size_t lo = s0->off, hi = (size_t)s1->off + s1->len;
+	/* temporaries: every other register the cut names (not declared inside it) */
+	for (uint32_t i = first; i <= last; i++) {
+		const Stmt *s = func_stmt(m, f, i);
+		uint32_t a = s->opd, b = a;
+		unsigned cnt = s->nopd + ((s->flags & STMT_GUARD) ? 1 : 0);
+		for (unsigned k = 0; k < cnt; k++)
+			b = opd_next(m, b);
+		for (uint32_t k = a; k < b; k++) {
+			const Operand *o = &m->opds.v[k];
+			if (o->kind != OPD_REG && o->kind != OPD_IDENT)
+				continue;
+			int64_t id = df_opd_reg(df, k);
+			if (id < 0 || find_named(nm.v, nm.n, (uint32_t)id) >= 0)
+				continue;
+			const RegInfo *ri = df_reg(df, (uint32_t)id);
+			if (ri->special || !ri->type.n)
+				continue;
+			bool inside = false; /* declared in a scope inside the cut: travels as text */
+			for (uint32_t d = 0; d < f->nreg && !inside; d++) {
+				const RegDecl *rd = &m->regs.v[f->reg0 + d];
+				Str dn = mod_str(m, rd->name);
+				if (rd->decl.off >= lo && rd->decl.off < hi)
+					inside = rd->range ? (ri->name.n > dn.n && !memcmp(ri->name.p, dn.p, dn.n))
+					                   : str_eq(dn, ri->name);
+			}
+			if (inside)
+				continue;
+			Named x = {(uint32_t)id, NULL, 0};
+			VEC_PUSH(nm, x);
+		}
+	}
+
+	/* ---- the template skeleton ---- */
+	StrBuf *t = template_text;
+	sb_addf(t, "// ptx/%s - native replacement of s%u..s%u (lines %u..%u) of %s\n",
+	        req->template_name, first, last, s0->line, s1->line, req->entry);
+	if (req->phase)
+		sb_addf(t, "// (phase %u%s)\n", req->phase, req->with_epilogue ? " and its epilogue" : "");
+	sb_adds(t, "//\n// Scaffold written by `d4r-splice recipe new`.  As it stands it re-emits the\n"
+	           "// cut's own statements (an identity splice).  Rewrite the body; keep every\n"
+	           "// output formal written, since the code after the cut reads them.\n");
+	bool *printed = xcalloc(nm.n + 1, 1);
+	for (int dir = FM_IN; dir <= FM_INOUT; dir++)
+		for (size_t i = 0; i < nformals; i++) {
+			if (printed[i] || nm.v[i].dir != dir)
+				continue;
+			const RegInfo *ri = df_reg(df, nm.v[i].reg);
+			/* a line per direction and type, 8 names a line */
+			unsigned k = 0;
+			for (size_t j = i; j < nformals; j++) {
+				const RegInfo *rj = df_reg(df, nm.v[j].reg);
+				if (printed[j] || nm.v[j].dir != dir || rj->vec != ri->vec ||
+				    !str_eq(rj->type, ri->type))
+					continue;
+				printed[j] = true;
+				if (k % 8 == 0) {
+					if (k)
+						sb_addc(t, '\n');
+					sb_addf(t, "//! %-5s ", dir == FM_IN ? "in" : dir == FM_OUT ? "out" : "inout");
+					if (ri->vec)
+						sb_addf(t, ".v%u", ri->vec);
+					sb_addf(t, "%.*s", (int)(ri->type.n ? ri->type.n : 4),
+					        ri->type.n ? ri->type.p : ".b32");
+				}
+				sb_addf(t, " %s", nm.v[j].formal);
+				k++;
+			}
+			sb_addc(t, '\n');
+		}
+	StrBuf eff = STRBUF_INIT;
+	for (int s = 0; s < SP__COUNT; s++)
+		if (cut.loads[s])
+			sb_addf(&eff, " %s", spaces[s]);
+	sb_addf(t, "//! reads %s\n", eff.n ? eff.p + 1 : "none");
+	sb_reset(&eff);
+	for (int s = 0; s < SP__COUNT; s++)
+		if (cut.stores[s])
+			sb_addf(&eff, " %s", spaces[s]);
+	sb_addf(t, "//! writes %s\n", eff.n ? eff.p + 1 : "none");
+	sb_release(&eff);
+	sb_addf(t, "//! barriers %u\n", cut.barriers);
+	/* locals */
+	for (size_t i = nformals; i < nm.n; i++) {
+		if (printed[i])
+			continue;
+		const RegInfo *ri = df_reg(df, nm.v[i].reg);
+		unsigned k = 0;
+		for (size_t j = i; j < nm.n; j++) {
+			const RegInfo *rj = df_reg(df, nm.v[j].reg);
+			if (printed[j] || rj->vec != ri->vec || !str_eq(rj->type, ri->type))
+				continue;
+			printed[j] = true;
+			sb_adds(t, k % 8 == 0 ? (k ? ";\n\t.reg " : "\t.reg ") : ", ");
+			if (k % 8 == 0) {
+				if (ri->vec)
+					sb_addf(t, ".v%u ", ri->vec);
+				sb_addf(t, "%.*s ", (int)ri->type.n, ri->type.p);
+			}
+			if (!(rj->name.n && rj->name.p[0] == '%'))
+				sb_addc(t, '%');
+			sb_addn(t, rj->name.p, rj->name.n);
+			k++;
+		}
+		sb_adds(t, ";\n");
+	}
+	free(printed);
+	/* the statements */
+	sb_addc(t, '\t');
+	size_t pos = lo;
+	for (uint32_t i = first; i <= last; i++) {
+		const Stmt *s = func_stmt(m, f, i);
+		uint32_t a = s->opd, b = a;
+		unsigned cnt = s->nopd + ((s->flags & STMT_GUARD) ? 1 : 0);
+		for (unsigned k = 0; k < cnt; k++)
+			b = opd_next(m, b);
+		for (uint32_t k = a; k < b; k++) {
+			const Operand *o = &m->opds.v[k];
+			if (o->kind != OPD_REG && o->kind != OPD_IDENT)
+				continue;
+			int64_t id = df_opd_reg(df, k);
+			int x = id < 0 ? -1 : find_named(nm.v, nm.n, (uint32_t)id);
+			if (x < 0)
+				continue;
+			const RegInfo *ri = df_reg(df, (uint32_t)id);
+			if (o->len < ri->name.n || memcmp(m->src + o->off, ri->name.p, ri->name.n))
+				continue;
+			if (!nm.v[x].formal && ri->name.n && ri->name.p[0] == '%')
+				continue; /* a local keeps its name */
+			sb_addn(t, m->src + pos, o->off - pos);
+			if (nm.v[x].formal)
+				sb_addf(t, "%%{%s}", nm.v[x].formal);
+			else
+				sb_addf(t, "%%%.*s", (int)ri->name.n, ri->name.p);
+			pos = o->off + ri->name.n;
+		}
+	}
+	sb_addn(t, m->src + pos, hi - pos);
+	sb_addc(t, '\n');
+
+	/* ---- the recipe ---- */
+	root = cJSON_CreateObject();
+	if (req->layer)
+		cJSON_AddStringToObject(root, "layer", req->layer);
+	if (req->module_rel)
+		cJSON_AddStringToObject(root, "module", req->module_rel);
+	cJSON_AddStringToObject(root, "entry", req->entry);
+	cJSON *c = cJSON_AddObjectToObject(root, "cut");
+	if (req->phase) {
+		cJSON_AddNumberToObject(c, "phase", req->phase);
+		if (req->with_epilogue)
+			cJSON_AddTrueToObject(c, "with_epilogue");
+	} else {
+		cJSON *a = cJSON_AddArrayToObject(c, "stmts");
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(first));
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(last));
+	}
+	cJSON_AddStringToObject(root, "template", req->template_name);
+	cJSON_AddObjectToObject(root, "params");
+	cJSON *b = cJSON_AddObjectToObject(root, "bind");
+	for (size_t i = 0; i < nformals; i++) {
+		Str n = df_reg(df, nm.v[i].reg)->name;
+		char *s = xstrndup(n.p, n.n);
+		cJSON_AddStringToObject(b, nm.v[i].formal, s);
+		free(s);
+	}
+	StrBuf txt = STRBUF_INIT, fs = STRBUF_INIT, ls = STRBUF_INIT;
+	splice_cut_text(m, f, first, last, &txt);
+	char hex[65];
+	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+	uint32_t mma = 0;
+	for (uint32_t i = first; i <= last; i++)
+		mma += (func_stmt(m, f, i)->flags & STMT_MMA) != 0;
+	cJSON *g = cJSON_AddObjectToObject(root, "guards");
+	cJSON_AddNumberToObject(g, "mma", mma);
+	cJSON_AddStringToObject(g, "sha256", hex);
+	StrBuf re = STRBUF_INIT;
+	stmt_normalized(m, s0, &fs);
+	re_escape(fs.p ? fs.p : "", &re);
+	cJSON_AddStringToObject(g, "first", re.p);
+	sb_reset(&re);
+	stmt_normalized(m, s1, &ls);
+	re_escape(ls.p ? ls.p : "", &re);
+	cJSON_AddStringToObject(g, "last", re.p);
+	sb_release(&re);
+	sb_release(&txt);
+	sb_release(&fs);
+	sb_release(&ls);
+
+	cJSON *itf = cJSON_AddObjectToObject(root, "interface");
+	cJSON *rng = cJSON_AddArrayToObject(itf, "stmts");
+	cJSON_AddItemToArray(rng, cJSON_CreateNumber(first));
+	cJSON_AddItemToArray(rng, cJSON_CreateNumber(last));
+	cJSON *lns = cJSON_AddArrayToObject(itf, "lines");
+	cJSON_AddItemToArray(lns, cJSON_CreateNumber(s0->line));
+	cJSON_AddItemToArray(lns, cJSON_CreateNumber(s1->line));
+	cJSON *li = cJSON_AddArrayToObject(itf, "live_in");
+	for (size_t i = 0; i < cut.live_in.n; i++) {
+		const RegInfo *ri = df_reg(df, cut.live_in.v[i].reg);
+		cJSON *o = cJSON_CreateObject();
+		char buf[160];
+		snprintf(buf, sizeof buf, "%.*s", (int)ri->name.n, ri->name.p);
+		cJSON_AddStringToObject(o, "reg", buf);
+		snprintf(buf, sizeof buf, "%s%.*s", ri->vec ? (ri->vec == 2 ? ".v2" : ".v4") : "",
+		         (int)ri->type.n, ri->type.p);
+		cJSON_AddStringToObject(o, "type", buf);
+		snprintf(buf, sizeof buf, "s%u", cut.live_in.v[i].stmt);
+		cJSON_AddStringToObject(o, "first_use", buf);
+		cJSON_AddNumberToObject(o, "line", func_stmt(m, f, cut.live_in.v[i].stmt)->line);
+		cJSON_AddItemToArray(li, o);
+	}
+	cJSON *lo_ = cJSON_AddArrayToObject(itf, "live_out");
+	for (size_t i = 0; i < cut.live_out.n; i++) {
+		const CutReg *cr = &cut.live_out.v[i];
+		const RegInfo *ri = df_reg(df, cr->reg);
+		cJSON *o = cJSON_CreateObject();
+		char buf[160];
+		snprintf(buf, sizeof buf, "%.*s", (int)ri->name.n, ri->name.p);
+		cJSON_AddStringToObject(o, "reg", buf);
+		snprintf(buf, sizeof buf, "%s%.*s", ri->vec ? (ri->vec == 2 ? ".v2" : ".v4") : "",
+		         (int)ri->type.n, ri->type.p);
+		cJSON_AddStringToObject(o, "type", buf);
+		snprintf(buf, sizeof buf, "s%u", cr->stmt);
+		cJSON_AddStringToObject(o, "last_def", buf);
+		snprintf(buf, sizeof buf, "s%u", cr->use);
+		cJSON_AddStringToObject(o, "first_use_after", buf);
+		cJSON_AddNumberToObject(o, "line", func_stmt(m, f, cr->use)->line);
+		cJSON_AddItemToArray(lo_, o);
+	}
+	cJSON *mem = cJSON_AddObjectToObject(itf, "memory");
+	cJSON *ld = cJSON_AddObjectToObject(mem, "loads");
+	cJSON *stx = cJSON_AddObjectToObject(mem, "stores");
+	for (int s = 0; s < SP__COUNT; s++) {
+		if (cut.loads[s])
+			cJSON_AddNumberToObject(ld, spaces[s], cut.loads[s]);
+		if (cut.stores[s])
+			cJSON_AddNumberToObject(stx, spaces[s], cut.stores[s]);
+	}
+	cJSON_AddNumberToObject(mem, "atomics", cut.atomics);
+	cJSON_AddNumberToObject(mem, "barriers", cut.barriers);
+	cJSON_AddBoolToObject(mem, "rw_dependency", cut.rw_dependency);
+	if (cut.rw_reason.n)
+		cJSON_AddStringToObject(mem, "rw_reason", cut.rw_reason.p);
+	char *js = cJSON_Print(root);
+	sb_adds(recipe_json, js);
+	sb_addc(recipe_json, '\n');
+	free(js);
+
+	if (summary)
+		sb_addf(summary,
+		        "cut:       s%u..s%u (lines %u..%u) of %s, %u statements, %u mma\n"
+		        "interface: %zu live-in, %zu live-out registers, %zu temporaries%s\n",
+		        first, last, s0->line, s1->line, req->entry, last - first + 1, mma,
+		        cut.live_in.n, cut.live_out.n, nm.n - nformals,
+		        cut.rw_dependency ? "; READ/WRITE DEPENDENCY" : "");
+	rc = 0;
+out:
+	if (root)
+		cJSON_Delete(root);
+	for (size_t i = 0; i < nm.n; i++)
+		free(nm.v[i].formal);
+	VEC_FREE(nm);
+	if (have_cut)
+		cut_release(&cut);
+	df_free(df);
+	return rc;
+}
