@@ -484,13 +484,22 @@ static void effect_problems(const Module *m, const Func *f, const CutInterface *
                             const Template *t, StrBuf *why)
 {
 	if (cut->rw_dependency) {
-		if (cut->rw_reason.n)
-			sb_addf(why, "\n  %s", cut->rw_reason.p);
 		for (size_t i = 0; i + 1 < cut->rw_pairs.n; i += 2) {
 			sb_adds(why, "\n  ");
 			one_stmt(m, f, cut->rw_pairs.v[i], why);
-			sb_adds(why, " conflicts with ");
+			sb_adds(why, "\n    may conflict with ");
 			one_stmt(m, f, cut->rw_pairs.v[i + 1], why);
+		}
+		if (!cut->rw_pairs.n && cut->rw_reason.n) {
+			/* the analysis' own lines, indented, without a trailing newline */
+			const char *p = cut->rw_reason.p, *end = p + cut->rw_reason.n;
+			while (p < end) {
+				const char *nl = memchr(p, '\n', (size_t)(end - p));
+				size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+				if (n)
+					sb_addf(why, "\n  %.*s", (int)n, p);
+				p += n + (nl != NULL);
+			}
 		}
 		if (!cut->rw_reason.n && !cut->rw_pairs.n)
 			sb_adds(why, "\n  the cut stores to memory that is read after it");
@@ -499,8 +508,9 @@ static void effect_problems(const Module *m, const Func *f, const CutInterface *
 		return;
 	for (int s = 0; s < SP__COUNT; s++)
 		if (cut->stores[s] && !(t->writes & (1u << s)))
-			sb_addf(why, "\n  the cut stores to %s (%u stores) and %s declares no 'writes %s'",
-			        space_str(s), cut->stores[s], t->path, space_str(s));
+			sb_addf(why, "\n  the cut stores to %s (%u store%s) and %s declares no 'writes %s'",
+			        space_str(s), cut->stores[s], cut->stores[s] == 1 ? "" : "s", t->path,
+			        space_str(s));
 	if (cut->atomics && !t->writes)
 		sb_addf(why, "\n  the cut performs %u atomics and %s declares no writes", cut->atomics,
 		        t->path);
@@ -668,8 +678,7 @@ static int render_builtin(const Dataflow *df, const CutInterface *cut, bool pert
 		sb_release(&ln);
 	}
 	free(done);
-	if (scoped)
-		reg_adds(rg, "\t");
+	reg_adds(rg, "\t");
 
 	/* the text, with replacements */
 	VEC(Repl) rp = {0};

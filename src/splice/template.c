@@ -526,11 +526,31 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 			sb_addc(out, c);
 			p++;
 		} else if (c == '/' && p + 1 < end && p[1] == '/') {
+			/* a comment: verbatim, except that ${EXPR} is filled in (so the
+			 * output documents the numbers it was made with); header lines
+			 * (//!) stay as written */
 			const char *z = memchr(p, '\n', (size_t)(end - p));
 			if (!z)
 				z = end;
-			sb_addn(out, p, (size_t)(z - p));
-			p = z;
+			bool header = z - p >= 3 && p[2] == '!';
+			while (p < z) {
+				const char *d = header ? NULL : memchr(p, '$', (size_t)(z - p));
+				while (d && !(d + 1 < z && d[1] == '{'))
+					d = memchr(d + 1, '$', (size_t)(z - d - 1));
+				const char *q = d ? memchr(d, '}', (size_t)(z - d)) : NULL;
+				if (!d || !q) {
+					sb_addn(out, p, (size_t)(z - p));
+					p = z;
+					break;
+				}
+				sb_addn(out, p, (size_t)(d - p));
+				Expr x = {t, r, d + 2, q, line, e, 0};
+				int64_t v = expr_sum(&x);
+				if (x.failed)
+					return -1;
+				sb_addf(out, "%lld", (long long)v);
+				p = q + 1;
+			}
 		} else if (c == '/' && p + 1 < end && p[1] == '*') {
 			const char *z = p + 2;
 			while (z + 1 < end && !(z[0] == '*' && z[1] == '/')) {
