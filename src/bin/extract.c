@@ -428,6 +428,11 @@ static int flush(Extractor *x, cJSON *input, const char *path, Err *e)
 		}
 		free(j->msg);
 		j->msg = NULL;
+		if (j->cap > (16u << 20)) {   /* keep small buffers only */
+			free(j->buf);
+			j->buf = NULL;
+			j->cap = 0;
+		}
 	}
 	x->njobs = 0;
 	x->batch_bytes = 0;
