@@ -55,12 +55,25 @@ typedef struct {
 	uint64_t atom[MAX_ATOMS];
 } Term;
 
+/* Terms already computed in this resolution, by defining statement and
+ * element: an address computed along a diamond of adds is visited once per
+ * definition, not once per path. */
+#define MEMO_CAP 256
+typedef struct {
+	uint64_t key;      /* (stmt << 8 | elem) + 1 */
+	bool ok;
+	const char *why;
+	Term t;
+} Memo;
+
 typedef struct {
 	const Dataflow *df;
 	const Module *m;
 	unsigned steps;
 	const char *why;
 	bool wide_ptr32;  /* 32-bit address size: 32-bit values may be pointers */
+	Memo *memo;
+	unsigned nmemo;
 } Ctx;
 
 static int fail(Ctx *c, const char *why)
@@ -174,6 +187,36 @@ static int64_t wrap(int64_t v, uint32_t bits, bool is_signed)
 	return v;
 }
 
+/* cvt.DST.SRC: the two integer types (the last two type components). */
+static void cvt_types(Str op, uint32_t *dbits, bool *dsgn, uint32_t *sbits, bool *ssgn)
+{
+	uint32_t bits[2] = {0, 0};
+	bool sg[2] = {false, false};
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p + 1;
+		while (q < end && *q != '.')
+			q++;
+		if (*p == '.' && q - p >= 3 && (p[1] == 'u' || p[1] == 's' || p[1] == 'b')) {
+			bool digits = true;
+			for (const char *r = p + 2; r < q; r++)
+				if (*r < '0' || *r > '9')
+					digits = false;
+			if (digits) {
+				bits[0] = bits[1];
+				sg[0] = sg[1];
+				bits[1] = (uint32_t)atoi(p + 2);
+				sg[1] = p[1] == 's';
+			}
+		}
+		p = q;
+	}
+	*dbits = bits[0];
+	*dsgn = sg[0];
+	*sbits = bits[1];
+	*ssgn = sg[1];
+}
+
 /* ---- resolution ------------------------------------------------------------ */
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
@@ -220,8 +263,17 @@ static int opaque(Ctx *c, uint32_t d, const Term *ops, unsigned n, bool foldable
 	memset(t, 0, sizeof *t);
 	bool all_const = true, nonspecial = false;
 	for (unsigned i = 0; i < n; i++) {
-		if (ops[i].base != AB_NONE)
-			return fail(c, "arithmetic other than a sum on a pointer");
+		if (ops[i].base != AB_NONE) {
+			/* A value read from a parameter and used as it was read (a
+			 * 64-bit stride: ld.param.u64 then mul.lo.s64) is an integer
+			 * here, not a pointer; anything else is a scaled address. */
+			if (!(ops[i].base == AB_PARAM && ops[i].param_ptr && !ops[i].off &&
+			      !ops[i].natom && !ops[i].atom_over))
+				return fail(c, "arithmetic other than a sum on a pointer");
+			nonspecial = true;
+			all_const = false;
+			continue;
+		}
 		all_const &= is_const(&ops[i]);
 		nonspecial |= ops[i].nonspecial;
 	}
@@ -235,7 +287,9 @@ static int opaque(Ctx *c, uint32_t d, const Term *ops, unsigned n, bool foldable
 	return 0;
 }
 
-static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
+/* The term of the value statement d gives its destination; `elem` is the
+ * register's position when the destination is a vector or pair. */
+static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *t)
 {
 	const Module *m = c->m;
 	const Stmt *s = func_stmt(m, df_func(c->df), d);
@@ -244,8 +298,15 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
 	uint32_t bits = opcode_type(opc, &sgn, &flt);
 	Term a, b, e;
 	memset(t, 0, sizeof *t);
-	if (s->nopd >= 1 && stmt_opd(m, s, 0)->kind != OPD_REG && stmt_opd(m, s, 0)->kind != OPD_IDENT)
-		return fail(c, "the register is defined as part of a vector or pair");
+	uint8_t dkind = s->nopd >= 1 ? stmt_opd(m, s, 0)->kind : OPD_SINK;
+	if (dkind == OPD_VEC && s->op == OP_LD && stmt_has_mod(m, s, ".param"))
+		; /* ld.param.v2.u64 {%rd1, %rd2}, [p+16]: element by element */
+	else if (dkind == OPD_PAIR && s->op == OP_SHFL && elem == 0)
+		; /* shfl.sync.idx.b32 %r|%p, ...: the value */
+	else if (dkind == OPD_VEC)
+		return fail(c, "the register is unpacked from a vector");
+	else if (dkind != OPD_REG && dkind != OPD_IDENT)
+		return fail(c, "the register is defined as part of a pair");
 	switch ((Op)s->op) {
 	case OP_MOV:
 		if (s->nopd != 2)
@@ -273,12 +334,31 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
 				t->space = sp[0];
 		}
 		return 0;
-	case OP_CVT:
+	case OP_CVT: {
 		if (flt)
 			return fail(c, "floating-point conversion in the address chain");
-		if (s->nopd != 2)
-			return fail(c, "malformed cvt");
-		return def_opd(c, d, 1, depth, t);
+		if (s->nopd != 2 || def_opd(c, d, 1, depth, t) < 0)
+			return -1;
+		uint32_t dbits, sbits;
+		bool dsgn, ssgn;
+		cvt_types(opc, &dbits, &dsgn, &sbits, &ssgn);
+		if (is_const(t)) {
+			t->off = wrap(wrap(t->off, sbits, ssgn), dbits, dsgn);
+			return 0;
+		}
+		if (t->base != AB_NONE || (dbits > sbits && sbits))
+			return 0; /* a widening keeps the value; pointers pass */
+		/* narrowing or re-signing a variable value: a new value */
+		Term ops[1] = {*t};
+		return opaque(c, d, ops, 1, false, 0, t);
+	}
+	case OP_SHFL: {
+		Term ops[1];
+		if (s->nopd < 2 || def_opd(c, d, 1, depth, &ops[0]) < 0)
+			return -1;
+		/* another lane's value of the same expression */
+		return opaque(c, d, ops, 1, false, 0, t);
+	}
 	case OP_MUL:
 	case OP_SHL:
 	case OP_MAD:
@@ -375,7 +455,7 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
 		Term at;
 		uint32_t k = s->opd + ((s->flags & STMT_GUARD) ? 1 : 0);
 		k = opd_next(m, k); /* the address: second operand */
-		if (s->nopd != 2 || m->opds.v[k].kind != OPD_ADDR)
+		if (s->nopd != 2 || m->opds.v[k].kind != OPD_ADDR || m->opds.v[k].sub == 0)
 			return fail(c, "malformed ld.param");
 		if (resolve_opd(c, d, k + 1, depth, &at) < 0)
 			return -1;
@@ -384,13 +464,13 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
 		if (bits == 64 || (c->wide_ptr32 && bits == 32)) {
 			t->base = AB_PARAM;
 			t->base_name = at.base_name;
-			t->param_off = at.off;
+			t->param_off = at.off + (int64_t)elem * (bits / 8);
 			t->param_ptr = true;
 			t->space = SP_GENERIC;
 			return 0;
 		}
 		/* an integer parameter: uniform, but not a constant we know */
-		t->atom[0] = ATOM_STMT | d;
+		t->atom[0] = ATOM_STMT | d | ((uint64_t)elem << 32);
 		t->natom = 1;
 		t->nonspecial = true;
 		return 0;
@@ -403,29 +483,58 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned depth, Term *t)
 static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *t)
 {
 	memset(t, 0, sizeof *t);
-	if (++c->steps > MAX_STEPS)
-		return fail(c, "the address chain is too large");
-	if (depth > MAX_DEPTH)
-		return fail(c, "the address chain is deeper than 64");
 	const RegInfo *ri = df_reg(c->df, reg);
 	if (ri->special) {
 		t->atom[0] = ATOM_SPECIAL | reg;
 		t->natom = 1;
 		return 0;
 	}
+	if (depth > MAX_DEPTH)
+		return fail(c, "the address chain is deeper than 64");
 	int64_t d = df_reaching_def(c->df, at, reg);
 	if (d == DF_DEF_MANY)
 		return fail(c, "several definitions reach a register of the address");
 	if (d == DF_DEF_NONE)
 		return fail(c, df_reg_is_param(c->df, reg)
-		                ? "the address comes from a function parameter register"
-		                : "no definition reaches a register of the address");
-	uint32_t n;
-	df_defs(c->df, (uint32_t)d, &n);
+		                   ? "the address comes from a function parameter register"
+		                   : "no definition reaches a register of the address");
 	bool kills = false;
-	if (!df_stmt_defines(c->df, (uint32_t)d, reg, &kills) || !kills || n != 1)
+	if (!df_stmt_defines(c->df, (uint32_t)d, reg, &kills) || !kills)
 		return fail(c, "the register is written only in part");
-	return resolve_def(c, (uint32_t)d, depth + 1, t);
+	/* which element of the destination is it? */
+	const Module *m = c->m;
+	const Stmt *s = func_stmt(m, df_func(c->df), (uint32_t)d);
+	unsigned elem = 0;
+	uint32_t o0 = stmt_opd_index(m, s, 0);
+	if (m->opds.v[o0].kind == OPD_VEC || m->opds.v[o0].kind == OPD_PAIR) {
+		uint32_t end = o0 + 1 + m->opds.v[o0].sub, k;
+		for (k = o0 + 1; k < end; k = opd_next(m, k), elem++)
+			if (df_opd_reg(c->df, k) == (int64_t)reg)
+				break;
+		if (k >= end)
+			return fail(c, "the register is defined as part of a vector");
+	}
+	uint64_t key = (((uint64_t)d << 8) | (elem & 0xff)) + 1;
+	for (unsigned i = 0; i < c->nmemo; i++)
+		if (c->memo[i].key == key) {
+			if (!c->memo[i].ok)
+				return fail(c, c->memo[i].why);
+			*t = c->memo[i].t;
+			return 0;
+		}
+	if (++c->steps > MAX_STEPS)
+		return fail(c, "the address chain is too large");
+	int rc = resolve_def(c, (uint32_t)d, elem, depth + 1, t);
+	if (c->nmemo < MEMO_CAP) {
+		if (!c->memo)
+			c->memo = xmalloc(MEMO_CAP * sizeof(Memo));
+		Memo *me = &c->memo[c->nmemo++];
+		me->key = key;
+		me->ok = rc == 0;
+		me->why = rc == 0 ? NULL : (c->why ? c->why : "unresolved");
+		me->t = *t;
+	}
+	return rc;
 }
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t)
@@ -597,12 +706,14 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
 		out->why = "empty address";
 		return 0;
 	}
-	Ctx c = {df, m, 0, NULL, false};
+	Ctx c = {df, m, 0, NULL, false, NULL, 0};
 	c.wide_ptr32 = m->address_size.len == 2 && memcmp(m->src + m->address_size.off, "32", 2) == 0;
 	Term t;
 	uint32_t first = a + 1;
 	bool coords = opd_next(m, first) < a + 1 + m->opds.v[a].sub; /* [tex, {x, y}] */
-	if (resolve_opd(&c, stmt, first, 0, &t) < 0) {
+	int rc = resolve_opd(&c, stmt, first, 0, &t);
+	free(c.memo);
+	if (rc < 0) {
 		out->base = AB_NONE;
 		out->why = c.why ? c.why : "unresolved";
 		return 0;

@@ -68,6 +68,7 @@ typedef struct {
 	uint32_t count;
 	Str type;
 	uint8_t vec;
+	uint32_t *slot;  /* per member: register id + 1, 0 = not seen yet */
 } RangeDecl;
 
 typedef struct {
@@ -241,6 +242,38 @@ static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
 		*partial = 0;
 	if (!n)
 		return -1;
+	/* Fast path: a member of a range declaration, prefix + decimal number
+	 * without a leading zero, found through the range's own table.  A plain
+	 * declaration of the same name (rare) is found in the name table when
+	 * the member is first seen, so both give one register. */
+	if (df->ranges.n && p[n - 1] >= '0' && p[n - 1] <= '9') {
+		size_t d = n;
+		while (d > 0 && p[d - 1] >= '0' && p[d - 1] <= '9')
+			d--;
+		if (d > 0 && n - d <= 9 && !(p[d] == '0' && n - d > 1)) {
+			uint32_t k = 0;
+			for (size_t i = d; i < n; i++)
+				k = k * 10 + (uint32_t)(p[i] - '0');
+			for (size_t i = 0; i < df->ranges.n; i++) {
+				RangeDecl *r = &df->ranges.v[i];
+				if (r->prefix.n != d || k >= r->count || memcmp(r->prefix.p, p, d) != 0)
+					continue;
+				if (!r->slot)
+					r->slot = xcalloc(r->count, sizeof(uint32_t));
+				if (r->slot[k])
+					return (int32_t)(r->slot[k] - 1);
+				NameEnt *e = ht_find(df, p, n);
+				int32_t id;
+				if (e->p && e->kind == NK_REG)
+					id = e->id;
+				else
+					id = (int32_t)new_reg(df, str_of(p, n), r->type, r->vec, 0,
+					                      type_bits(r->type));
+				r->slot[k] = (uint32_t)id + 1;
+				return id;
+			}
+		}
+	}
 	NameEnt *e = ht_find(df, p, n);
 	if (e->p) {
 		if (partial)
@@ -248,24 +281,6 @@ static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
 		return e->kind == NK_REG ? e->id : -1;
 	}
 	Str name = str_of(p, n);
-	/* a member of a range declaration: prefix + decimal number */
-	size_t d = n;
-	while (d > 0 && p[d - 1] >= '0' && p[d - 1] <= '9')
-		d--;
-	if (d < n && d > 0 && !(p[d] == '0' && n - d > 1)) {
-		uint64_t k = 0;
-		for (size_t i = d; i < n && k < 0xffffffffu; i++)
-			k = k * 10 + (uint64_t)(p[i] - '0');
-		Str prefix = str_of(p, d);
-		for (size_t i = 0; i < df->ranges.n; i++) {
-			RangeDecl *r = &df->ranges.v[i];
-			if (k < r->count && str_eq(r->prefix, prefix)) {
-				uint32_t id = new_reg(df, name, r->type, r->vec, 0, type_bits(r->type));
-				ht_put(df, p, n, NK_REG, (int32_t)id);
-				return (int32_t)id;
-			}
-		}
-	}
 	if (p[0] == '%' && is_special(name)) {
 		uint32_t id = new_reg(df, name, str_of(NULL, 0), 0, 1, special_bits(name));
 		ht_put(df, p, n, NK_REG, (int32_t)id);
@@ -686,8 +701,6 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	for (uint32_t i = 0; i < df->nopd; i++)
 		df->opdreg[i] = -1;
 	ht_grow(df);
-	while (df->htcap < 4 * n + 1024)
-		ht_grow(df);
 
 	/* labels first: a name used as a branch target is never a register */
 	for (uint32_t i = 0; i < f->nlabel; i++) {
@@ -704,7 +717,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 				if (str_eq(df->ranges.v[j].prefix, name))
 					break;
 			if (j == df->ranges.n) {
-				RangeDecl r = {name, d->count, type, d->vec};
+				RangeDecl r = {name, d->count, type, d->vec, NULL};
 				VEC_PUSH(df->ranges, r);
 			} else if (df->ranges.v[j].count < d->count)
 				df->ranges.v[j].count = d->count;
@@ -788,6 +801,8 @@ void df_free(Dataflow *df)
 	VEC_FREE(df->regs);
 	VEC_FREE(df->regparam);
 	free(df->ht);
+	for (size_t i = 0; i < df->ranges.n; i++)
+		free(df->ranges.v[i].slot);
 	VEC_FREE(df->ranges);
 	free(df->def_off);
 	free(df->use_off);

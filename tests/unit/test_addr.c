@@ -21,7 +21,7 @@ typedef struct {
 
 #define HEAD ".version 8.7\n.target sm_90a\n.address_size 64\n"
 #define ENTRY ".visible .entry k(.param .align 8 .b8 k_p0[144], .param .u64 k_p1)\n{\n" \
-	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<60>;\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b16 %rs<8>;\n\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<60>;\n"
 
 static Fx fx(const char *src)
 {
@@ -218,7 +218,13 @@ static void test_addr__stops_without_guessing(void **state)
 	          "\tadd.s64 %rd4, %rd1, %rd1;\n"                /* 8 */
 	          "\tld.global.u32 %r4, [%rd4];\n"               /* 9: two bases */
 	          "\tmul.lo.s64 %rd5, %rd1, 4;\n"                /* 10 */
-	          "\tld.global.u32 %r5, [%rd5];\n"               /* 11: scaled pointer */
+	          "\tld.global.u32 %r5, [%rd5];\n"               /* 11: no base left */
+	          "\tadd.s64 %rd6, %rd1, 8;\n"                   /* 12 */
+	          "\tshl.b64 %rd7, %rd6, 2;\n"                   /* 13 */
+	          "\tld.global.u32 %r6, [%rd7];\n"               /* 14: scaled pointer */
+	          "\tmov.b64 {%r7, %r8}, %rd1;\n"                /* 15 */
+	          "\tld.shared.u32 %r9, [%r7];\n"                /* 16: unpacked */
+	          "\tld.global.f32 %r10, [%rd1+0f3F800000];\n"   /* 17 */
 	          "\tret;\n}\n");
 	Addr a = resolve(&x, 2, 0);
 	assert_int_equal(a.base, AB_NONE);
@@ -230,7 +236,50 @@ static void test_addr__stops_without_guessing(void **state)
 	a = resolve(&x, 9, 0);
 	assert_non_null(strstr(a.why, "two bases"));
 	a = resolve(&x, 11, 0);
+	assert_non_null(strstr(a.why, "no base"));
+	a = resolve(&x, 14, 0);
 	assert_non_null(strstr(a.why, "pointer"));
+	a = resolve(&x, 16, 0);
+	assert_non_null(strstr(a.why, "unpacked"));
+	a = resolve(&x, 17, 0);
+	assert_non_null(strstr(a.why, "floating"));
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_addr__integer_params_vectors_shfl_cvt(void **state)
+{
+	Fx x = fx(HEAD ENTRY
+	          "\tmov.b64 %rd1, k_p0;\n"                      /* 0 */
+	          "\tld.param.v2.u64 {%rd2, %rd3}, [%rd1+16];\n" /* 1: two pointers */
+	          "\tld.param.u64 %rd4, [%rd1+120];\n"           /* 2: a 64-bit stride */
+	          "\tmov.u32 %r1, %ctaid.y;\n"                  /* 3 */
+	          "\tcvt.u64.u32 %rd5, %r1;\n"                  /* 4 */
+	          "\tmul.lo.s64 %rd6, %rd4, %rd5;\n"            /* 5 */
+	          "\tadd.s64 %rd7, %rd3, %rd6;\n"               /* 6 */
+	          "\tld.global.u32 %r2, [%rd7+12];\n"           /* 7 */
+	          "\tshfl.sync.idx.b32 %r3|%p1, %r1, 0, 31, -1;\n" /* 8 */
+	          "\tmul.wide.u32 %rd8, %r3, 4;\n"              /* 9 */
+	          "\tadd.s64 %rd9, %rd2, %rd8;\n"               /* 10 */
+	          "\tst.global.u32 [%rd9], %r2;\n"              /* 11 */
+	          "\tcvt.u16.u32 %rs1, %r1;\n"                  /* 12 */
+	          "\tld.param.v2.u32 {%r4, %r5}, [%rd1];\n"      /* 13 */
+	          "\tadd.s32 %r6, %r4, 8;\n"                    /* 14 */
+	          "\tld.shared.u32 %r7, [%r6];\n"               /* 15 */
+	          "\tret;\n}\n");
+	Addr a = resolve(&x, 7, 1);
+	assert_int_equal(a.base, AB_PARAM);
+	assert_true(a.param_ptr);
+	assert_int_equal(a.param_off, 24); /* the second element of +16 */
+	assert_int_equal(a.offset, 12);
+	assert_true(a.variable);
+	a = resolve(&x, 11, 1);
+	assert_int_equal(a.param_off, 16);
+	assert_int_equal(a.offset, 0);
+	assert_true(a.variable);
+	/* an integer parameter is no base */
+	a = resolve(&x, 15, 0);
+	assert_non_null(strstr(a.why, "no base"));
 	(void)state;
 	fx_free(&x);
 }
@@ -244,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_addr__shared_symbols_and_cvta),
 		cmocka_unit_test(test_addr__special_registers_only),
 		cmocka_unit_test(test_addr__stops_without_guessing),
+		cmocka_unit_test(test_addr__integer_params_vectors_shfl_cvt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
