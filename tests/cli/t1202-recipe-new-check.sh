@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# recipe new writes a recipe and a template skeleton that splices as it
+# stands (an identity written as a template); recipe check passes it, with
+# ptxas too; when the module changes by one statement inside the cut, the
+# recipe is stale and both check and splice say what they expected and found.
+. "$D4R_TOP/tests/cli/lib.sh"
+G="$D4R_TOP/tests/golden/splice"
+PTXAS="${CUDA_HOME:-/usr/local/cuda}/bin/ptxas"
+mkdir -p "$T/repo/recipes/small" "$T/repo/ptx" "$T/repo/corpus/small"
+cp "$G/small.ptx" "$T/repo/corpus/small/small.ptx"
+cd "$T/repo" || exit 1
+M="corpus/small/small.ptx"
+
+for p in 1 2; do
+	expect_rc 0 "$D4R" recipe new small --phase $p --module $M --entry small_kernel
+	expect_grep "wrote .*ptx/small/phase-0$p.ptx" "$T/err"
+	expect_grep "wrote .*recipes/small/phase-0$p.json" "$T/err"
+	[ -f "recipes/small/phase-0$p.json" ] || fail "no recipe written"
+	[ -f "ptx/small/phase-0$p.ptx" ] || fail "no template written"
+	expect_grep '"sha256":' "recipes/small/phase-0$p.json"
+	expect_grep '"live_out":' "recipes/small/phase-0$p.json"
+	expect_grep '^//! out +\.b32 ' "ptx/small/phase-0$p.ptx"
+done
+# the epilogue variant
+expect_rc 0 "$D4R" recipe new small --phase 1 --cut phase+epilogue --module $M --entry small_kernel
+[ -f recipes/small/phase-01-epi.json ] || fail "no epilogue recipe"
+expect_grep '^//! writes shared' ptx/small/phase-01-epi.ptx
+expect_grep '^//! barriers 1' ptx/small/phase-01-epi.ptx
+
+# not overwritten
+expect_rc 2 "$D4R" recipe new small --phase 1 --module $M --entry small_kernel
+expect_grep "exists \(--force overwrites it\)" "$T/err"
+echo "// edited" >>ptx/small/phase-01.ptx
+expect_rc 0 "$D4R" recipe new small --phase 1 --module $M --entry small_kernel --force
+expect_grep "phase-01.ptx exists, kept as it is" "$T/err"
+tail -n 1 ptx/small/phase-01.ptx | grep -q '^// edited' || fail "the template was overwritten"
+
+# check, with ptxas when it is there
+ptxas_opt=
+[ -x "$PTXAS" ] && ptxas_opt=--ptxas
+expect_rc 0 "$D4R" recipe check recipes/small/phase-01.json recipes/small/phase-02.json \
+	--module $M $ptxas_opt
+expect_grep '^ok +recipes/small/phase-01.json: s10\.\.s11 \(2 mma\)' "$T/out"
+# phase 1 with its epilogue stores to shared and loads it back: the dataflow
+# reports a read/write dependency, and the cut is refused in the seed's words
+expect_rc 2 "$D4R" recipe check recipes/small/phase-01-epi.json --module $M
+expect_grep '^FAIL +recipes/small/phase-01-epi.json' "$T/out"
+expect_grep 'READ/WRITE DEPENDENCIES: cut invalid: s10\.\.s16' "$T/err"
+expect_grep "'st\.shared\.v2\.u32 \[%r4\+512\], \{%r16, %r17\};'" "$T/err"
+expect_rc 2 "$D4R" splice --recipe recipes/small/phase-01-epi.json --module $M -o epi.ptx
+[ ! -e epi.ptx ] || fail "a refused cut wrote output"
+# --force splices it, and says so in the output and on stderr
+expect_rc 0 "$D4R" splice --recipe recipes/small/phase-01-epi.json --module $M -o epi.ptx --force
+expect_grep '^FORCED: +READ/WRITE DEPENDENCIES: cut invalid' "$T/err"
+expect_grep '// d4r-splice: --force: READ/WRITE DEPENDENCIES: cut invalid, spliced anyway' epi.ptx
+expect_grep '// +s16 \(line 37\)' epi.ptx
+if [ -x "$PTXAS" ]; then
+	"$PTXAS" -arch=sm_89 -e small_kernel epi.ptx -o /dev/null || fail "ptxas rejects epi.ptx"
+fi
+
+# splice by layer and phase: the recipe is found beside the others
+expect_rc 0 "$D4R" splice small --phase 2 --module $M -o out2.ptx
+expect_grep '^cut: +s17\.\.s18' "$T/err"
+expect_grep 'template: +ptx/small/phase-02.ptx' "$T/err"
+[ -f out2.ptx ] || fail "no output"
+if [ -x "$PTXAS" ]; then
+	"$PTXAS" -arch=sm_89 -e small_kernel out2.ptx -o /dev/null || fail "ptxas rejects out2.ptx"
+	expect_rc 0 "$D4R" splice small --phase 2 --module $M -o out2.ptx --check=ptxas
+	expect_grep '^ptxas: +-arch=sm_89 -e small_kernel: ok' "$T/err"
+fi
+# default output name and stdout
+expect_rc 0 "$D4R" splice small --phase 1 --module $M
+[ -f small-phase-01.spliced.ptx ] || fail "no default output small-phase-01.spliced.ptx"
+expect_rc 0 "$D4R" splice small --phase 1 --module $M -o - --quiet
+cmp -s "$T/out" small-phase-01.spliced.ptx || fail "-o - differs from the file output"
+
+# one statement of the cut changes: stale
+sed -i 's/{%r10, %r9}, {%r11, %r11};/{%r9, %r10}, {%r11, %r11};/' $M
+expect_rc 2 "$D4R" recipe check recipes/small/phase-01.json --module $M
+expect_grep '^FAIL +recipes/small/phase-01.json' "$T/out"
+expect_grep "stale recipe: the cut s10\.\.s11 \(lines 31\.\.32\)" "$T/err"
+expect_grep "sha256: expected [0-9a-f]{64}" "$T/err"
+expect_grep "last: +expected /.*%r10, %r9" "$T/err"
+expect_grep "found +'mma\.sync.*\{%r9, %r10\}, \{%r11, %r11\};'" "$T/err"
+expect_rc 2 "$D4R" splice small --phase 1 --module $M -o stale.ptx
+expect_grep "stale recipe" "$T/err"
+[ ! -e stale.ptx ] || fail "a stale recipe wrote output"
+exit 0
