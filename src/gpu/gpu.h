@@ -17,8 +17,10 @@
  * Because each module's result is sent as soon as it exists, a module that
  * faults (illegal address, misaligned access: the context is lost) or hangs
  * (the child is killed at the time limit) costs only itself and the modules
- * after it: the original, run first, keeps its frame.  Timing then is
- * missing (res->timing_status says why).
+ * after it: the original, run first, keeps its frame.  The modules that
+ * made frames are then timed again in a second child without the failed
+ * ones, so the original keeps its timing too (res->timing_status says why
+ * when even that failed).
  *
  * The PTX is handed to the JIT as given: reducing it to the launched entries
  * (reduce.h) is the caller's step, because the caller has the parser.
@@ -98,9 +100,25 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e);
 void gpu_result_release(GpuResult *res);
 
 /*
- * The job's child body, exposed for tests: it is what runs in the child.
- * `arg` is a const GpuJob *.
+ * The child's side, exposed so that tests can stand in for the GPU.
+ * gpu_job_child is the real body (`arg` is the const GpuJob *);
+ * gpu_job_body is what gpu_job_run forks (tests point it at a stand-in).
+ * A body reports through these records, in this order: the device once;
+ * per module, in order, its result or its failure (tag 'M', index k); the
+ * timing, or its failure (tag 'T', index of the module that failed); the
+ * end.  A failure before any module (context, layer) is tag 'E', index -1.
+ * Stages are marked with gpu_chan_stage: "jit NAME" before a module's JIT,
+ * "launch NAME" before its runs, "launch timing" before the timed runs.
  */
 int gpu_job_child(void *arg, GpuChan *ch);
+extern GpuChildBody gpu_job_body;
+void gpu_job_send_device(GpuChan *ch, const char *name, int cc_major, int cc_minor,
+                         int driver_version, double setup_s);
+void gpu_job_send_module(GpuChan *ch, size_t k, double jit_s, double jit_driver_ms,
+                         bool cached, const char *info_log, double frame_run_ms,
+                         const void *frame, size_t n);
+void gpu_job_send_failure(GpuChan *ch, char tag, int idx, GpuStatus st, const char *msg);
+void gpu_job_send_timing(GpuChan *ch, size_t n, const GpuTimes *t, const int *same);
+void gpu_job_send_end(GpuChan *ch, double wall_s, double jit_s, double gpu_s);
 
 #endif

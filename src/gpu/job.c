@@ -92,6 +92,75 @@ static unsigned char *get_bytes(Rd *r, size_t *len)
 	return p;
 }
 
+/* ---- records ------------------------------------------------------------------ */
+
+void gpu_job_send_failure(GpuChan *ch, char tag, int idx, GpuStatus st, const char *msg)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, tag);
+	put_u64(&sb, (uint64_t)(int64_t)idx);
+	gpu_chan_result(ch, st, msg, sb.p, sb.n);
+	sb_release(&sb);
+}
+
+void gpu_job_send_device(GpuChan *ch, const char *name, int cc_major, int cc_minor,
+                         int driver_version, double setup_s)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, 'D');
+	put_str(&sb, name);
+	put_u64(&sb, (uint64_t)cc_major);
+	put_u64(&sb, (uint64_t)cc_minor);
+	put_u64(&sb, (uint64_t)driver_version);
+	put_f64(&sb, setup_s);
+	gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+	sb_release(&sb);
+}
+
+void gpu_job_send_module(GpuChan *ch, size_t k, double jit_s, double jit_driver_ms,
+                         bool cached, const char *info_log, double frame_run_ms,
+                         const void *frame, size_t n)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, 'M');
+	put_u64(&sb, k);
+	put_f64(&sb, jit_s);
+	put_f64(&sb, jit_driver_ms);
+	put_u64(&sb, cached);
+	put_str(&sb, info_log);
+	put_f64(&sb, frame_run_ms);
+	put_bytes(&sb, frame, n);
+	gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+	sb_release(&sb);
+}
+
+void gpu_job_send_timing(GpuChan *ch, size_t n, const GpuTimes *t, const int *same)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, 'T');
+	put_u64(&sb, n);
+	for (size_t k = 0; k < n; k++) {
+		put_u64(&sb, t[k].n);
+		put_f64(&sb, t[k].median_ms);
+		put_f64(&sb, t[k].min_ms);
+		put_f64(&sb, t[k].max_ms);
+		put_u64(&sb, (uint64_t)(int64_t)same[k]);
+	}
+	gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+	sb_release(&sb);
+}
+
+void gpu_job_send_end(GpuChan *ch, double wall_s, double jit_s, double gpu_s)
+{
+	StrBuf sb = STRBUF_INIT;
+	sb_addc(&sb, 'X');
+	put_f64(&sb, wall_s);
+	put_f64(&sb, jit_s);
+	put_f64(&sb, gpu_s);
+	gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+	sb_release(&sb);
+}
+
 /* ---- the child --------------------------------------------------------------- */
 
 typedef struct {
@@ -102,15 +171,6 @@ typedef struct {
 	CUevent ev0, ev1;
 	double jit_s, gpu_ms;
 } Child;
-
-static void send_err(Child *c, char tag, int idx, GpuStatus st, const char *msg)
-{
-	StrBuf sb = STRBUF_INIT;
-	sb_addc(&sb, tag);
-	put_u64(&sb, (uint64_t)idx);
-	gpu_chan_result(c->ch, st, msg, sb.p, sb.n);
-	sb_release(&sb);
-}
 
 static GpuStatus status_of_last_error(void)
 {
@@ -150,7 +210,7 @@ int gpu_job_child(void *arg, GpuChan *ch)
 	unsigned char **frames = xcalloc(job->nmodules + 1, sizeof(unsigned char *));
 	unsigned char *again = NULL;
 	double **ms = xcalloc(job->nmodules + 1, sizeof(double *));
-	int rc = 1;
+	int rc = 1, lost = 0;
 
 	/* The driver's own compute cache is set aside (driver.c says why). */
 	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
@@ -158,7 +218,7 @@ int gpu_job_child(void *arg, GpuChan *ch)
 
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {
-		send_err(&c, 'E', -1, GPU_ERROR, err_msg(&e));
+		gpu_job_send_failure(ch, 'E', -1, GPU_ERROR, err_msg(&e));
 		goto out;
 	}
 	if (gpu_layer_open(m, &c.L, &e) < 0 ||
@@ -166,20 +226,11 @@ int gpu_job_child(void *arg, GpuChan *ch)
 	                 &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuEventCreate(&c.ev0, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuEventCreate(&c.ev1, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0) {
-		send_err(&c, 'E', -1, GPU_ERROR, err_msg(&e));
+		gpu_job_send_failure(ch, 'E', -1, GPU_ERROR, err_msg(&e));
 		goto out;
 	}
-	{
-		StrBuf sb = STRBUF_INIT;
-		sb_addc(&sb, 'D');
-		put_str(&sb, ctx.name);
-		put_u64(&sb, (uint64_t)ctx.cc_major);
-		put_u64(&sb, (uint64_t)ctx.cc_minor);
-		put_u64(&sb, (uint64_t)gpu_cu.driver_version);
-		put_f64(&sb, now_seconds() - t0);
-		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
-		sb_release(&sb);
-	}
+	gpu_job_send_device(ch, ctx.name, ctx.cc_major, ctx.cc_minor, gpu_cu.driver_version,
+	                    now_seconds() - t0);
 
 	char stage[300];
 	for (size_t k = 0; k < job->nmodules; k++) {
@@ -193,7 +244,7 @@ int gpu_job_child(void *arg, GpuChan *ch)
 		GpuJitResult jr;
 		err_clear(&e);
 		if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0) {
-			send_err(&c, 'M', (int)k, GPU_ERROR, err_msg(&e));
+			gpu_job_send_failure(ch, 'M', (int)k, GPU_ERROR, err_msg(&e));
 			gpu_jit_result_release(&jr);
 			continue;
 		}
@@ -201,7 +252,7 @@ int gpu_job_child(void *arg, GpuChan *ch)
 		mods[k] = jr.module;
 		jr.module = NULL;
 		if (gpu_layer_bind(c.L, mods[k], &bound[k], &e) < 0) {
-			send_err(&c, 'M', (int)k, GPU_ERROR, err_msg(&e));
+			gpu_job_send_failure(ch, 'M', (int)k, GPU_ERROR, err_msg(&e));
 			gpu_jit_result_release(&jr);
 			continue;
 		}
@@ -212,24 +263,17 @@ int gpu_job_child(void *arg, GpuChan *ch)
 		if (run_once(&c, &bound[k], &run_ms, &e) < 0 ||
 		    gpu_layer_read_frame(c.L, frames[k], &e) < 0) {
 			GpuStatus st = status_of_last_error();
-			send_err(&c, 'M', (int)k, st, err_msg(&e));
+			gpu_job_send_failure(ch, 'M', (int)k, st, err_msg(&e));
 			gpu_jit_result_release(&jr);
-			if (st == GPU_FAULT)
+			if (st == GPU_FAULT) {
+				lost = 1;
 				goto out;   /* the context is lost: nothing more runs in it */
+			}
 			continue;
 		}
 		ok[k] = 1;
-		StrBuf sb = STRBUF_INIT;
-		sb_addc(&sb, 'M');
-		put_u64(&sb, k);
-		put_f64(&sb, jr.seconds);
-		put_f64(&sb, jr.driver_ms);
-		put_u64(&sb, jr.cached);
-		put_str(&sb, jr.info_log);
-		put_f64(&sb, run_ms);
-		put_bytes(&sb, frames[k], m->frame_size);
-		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
-		sb_release(&sb);
+		gpu_job_send_module(ch, k, jr.seconds, jr.driver_ms, jr.cached, jr.info_log, run_ms,
+		                    frames[k], m->frame_size);
 		gpu_jit_result_release(&jr);
 	}
 
@@ -251,50 +295,49 @@ int gpu_job_child(void *arg, GpuChan *ch)
 			char msg[2400];
 			snprintf(msg, sizeof msg, "timing run of '%s': %s", job->modules[failed].name,
 			         err_msg(&e));
-			send_err(&c, 'T', failed, status_of_last_error(), msg);
+			lost = status_of_last_error() == GPU_FAULT;
+			gpu_job_send_failure(ch, 'T', failed, lost ? GPU_FAULT : GPU_ERROR, msg);
 			goto out;
 		}
-		StrBuf sb = STRBUF_INIT;
-		sb_addc(&sb, 'T');
-		put_u64(&sb, job->nmodules);
+		GpuTimes *t = xcalloc(job->nmodules + 1, sizeof(GpuTimes));
+		int *same = xcalloc(job->nmodules + 1, sizeof(int));
 		again = xmalloc(m->frame_size + 1);
 		for (size_t k = 0; k < job->nmodules; k++) {
-			GpuTimes t = {0};
-			int same = -1;
-			if (ok[k]) {
-				gpu_times_from(ms[k], job->runs, &t);
-				/* The frame of the last timed run of this module. */
-				if (run_once(&c, &bound[k], &dummy, &e) == 0 &&
-				    gpu_layer_read_frame(c.L, again, &e) == 0)
-					same = !memcmp(again, frames[k], m->frame_size);
-			}
-			put_u64(&sb, t.n);
-			put_f64(&sb, t.median_ms);
-			put_f64(&sb, t.min_ms);
-			put_f64(&sb, t.max_ms);
-			put_u64(&sb, (uint64_t)(int64_t)same);
+			same[k] = -1;
+			if (!ok[k])
+				continue;
+			gpu_times_from(ms[k], job->runs, &t[k]);
+			/* The frame once more, after the timed runs. */
+			if (run_once(&c, &bound[k], &dummy, &e) == 0 &&
+			    gpu_layer_read_frame(c.L, again, &e) == 0)
+				same[k] = !memcmp(again, frames[k], m->frame_size);
 		}
-		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
-		sb_release(&sb);
+		gpu_job_send_timing(ch, job->nmodules, t, same);
+		free(t);
+		free(same);
 	}
-	{
-		StrBuf sb = STRBUF_INIT;
-		sb_addc(&sb, 'X');
-		put_f64(&sb, now_seconds() - t0);
-		put_f64(&sb, c.jit_s);
-		put_f64(&sb, c.gpu_ms / 1000.0);
-		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
-		sb_release(&sb);
-	}
+	gpu_job_send_end(ch, now_seconds() - t0, c.jit_s, c.gpu_ms / 1000.0);
 	rc = 0;
 out:
-	/* The process exits next; freeing device state only matters when the
-	 * context is still good, and costs nothing to skip otherwise. */
+	/* Device state is freed while the context is good; after a fault the
+	 * process exit takes the lost context and everything in it. */
 	for (size_t k = 0; k < job->nmodules; k++) {
 		free(frames[k]);
 		free(ms[k]);
 		if (c.L)
 			gpu_bound_release(c.L, &bound[k]);
+		if (mods[k] && !lost)
+			gpu_cu.cuModuleUnload(mods[k]);
+	}
+	if (!lost) {
+		if (c.ev0)
+			gpu_cu.cuEventDestroy(c.ev0);
+		if (c.ev1)
+			gpu_cu.cuEventDestroy(c.ev1);
+		if (c.s)
+			gpu_cu.cuStreamDestroy(c.s);
+		gpu_layer_close(c.L);
+		gpu_context_close(&ctx);
 	}
 	free(again);
 	free(frames);
@@ -308,6 +351,8 @@ out:
 
 /* ---- the parent ------------------------------------------------------------- */
 
+GpuChildBody gpu_job_body = gpu_job_child;
+
 static void set_mod(GpuModuleResult *mr, GpuStatus st, const char *msg)
 {
 	mr->status = st;
@@ -315,7 +360,7 @@ static void set_mod(GpuModuleResult *mr, GpuStatus st, const char *msg)
 	mr->message = xstrdup(msg ? msg : "");
 }
 
-int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
+static int job_once(const GpuJob *job, GpuResult *res, Err *e)
 {
 	memset(res, 0, sizeof(*res));
 	res->nmods = job->nmodules;
@@ -326,11 +371,12 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 	}
 	if (!job->nmodules)
 		return err_set(e, "no module to run");
-	if (gpu_driver_load(e) < 0)
+	/* The real body needs the driver; a stand-in (tests) does not. */
+	if (gpu_job_body == gpu_job_child && gpu_driver_load(e) < 0)
 		return -1;
 	GpuChildResult cr;
 	double jit_limit = job->jit_limit_s > 0 ? job->jit_limit_s : 900;
-	if (gpu_child_run(gpu_job_child, (void *)job, job->timeout_s, jit_limit, &cr, e) < 0)
+	if (gpu_child_run(gpu_job_body, (void *)job, job->timeout_s, jit_limit, &cr, e) < 0)
 		return -1;
 	res->wall_seconds = cr.seconds;
 	const Manifest *m = job->manifest;
@@ -439,26 +485,90 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 	}
 	if (end_seen)
 		res->host_seconds = child_wall - child_jit - child_gpu;
-	res->status = GPU_OK;
-	for (size_t k = 0; k <= job->nmodules; k++) {
-		GpuStatus st = k < job->nmodules ? res->mods[k].status : res->timing_status;
-		const char *msg = k < job->nmodules ? res->mods[k].message : res->timing_message;
-		if (st != GPU_OK && (st > res->status || !res->message)) {
-			if (st > res->status)
-				res->status = st;
-			if (!res->message) {
-				char buf[300];
-				snprintf(buf, sizeof buf, "%s: ",
-				         k < job->nmodules ? res->mods[k].name : "timing");
-				StrBuf sb = STRBUF_INIT;
-				sb_adds(&sb, buf);
-				sb_adds(&sb, msg ? msg : "");
-				res->message = sb.p;
-			}
-		}
-	}
 	free(seen);
 	gpu_child_result_release(&cr);
+	return 0;
+}
+
+/* The job's status: the worst of its modules' and its timing's, with the
+ * first message that is not ok. */
+static void overall_status(GpuResult *res)
+{
+	res->status = GPU_OK;
+	free(res->message);
+	res->message = NULL;
+	for (size_t k = 0; k <= res->nmods; k++) {
+		GpuStatus st = k < res->nmods ? res->mods[k].status : res->timing_status;
+		const char *msg = k < res->nmods ? res->mods[k].message : res->timing_message;
+		if (st == GPU_OK)
+			continue;
+		if (st > res->status)
+			res->status = st;
+		if (!res->message) {
+			StrBuf sb = STRBUF_INIT;
+			sb_addf(&sb, "%s: %s", k < res->nmods ? res->mods[k].name : "timing",
+			        msg ? msg : "");
+			res->message = sb.p;
+		}
+	}
+}
+
+/*
+ * A module that faulted or hung ended the child before the timed runs, so
+ * the modules that made their frames have no timing.  They are timed again
+ * in a second child without the failed ones (the compiled images come from
+ * the cache): the original's timing stands like its frame.  A second frame
+ * that differs from the first marks the module as not repeatable.
+ */
+static void retime(const GpuJob *job, GpuResult *res)
+{
+	size_t *map = xcalloc(job->nmodules + 1, sizeof(size_t));
+	GpuModuleSrc *srcs = xcalloc(job->nmodules + 1, sizeof(GpuModuleSrc));
+	size_t n = 0;
+	int failed_hard = 0;
+	for (size_t k = 0; k < job->nmodules; k++) {
+		GpuStatus st = res->mods[k].status;
+		if (st == GPU_OK) {
+			map[n] = k;
+			srcs[n++] = job->modules[k];
+		} else if (st == GPU_FAULT || st == GPU_HANG) {
+			failed_hard = 1;
+		}
+	}
+	if (n && failed_hard) {
+		GpuJob sub = *job;
+		sub.modules = srcs;
+		sub.nmodules = n;
+		GpuResult r2;
+		Err e = ERR_INIT;
+		if (job_once(&sub, &r2, &e) == 0 && r2.timing_status == GPU_OK) {
+			for (size_t i = 0; i < n; i++) {
+				GpuModuleResult *dst = &res->mods[map[i]], *src = &r2.mods[i];
+				if (src->status != GPU_OK)
+					continue;
+				dst->times = src->times;
+				dst->repeat_checked = src->repeat_checked;
+				dst->repeatable = src->repeatable && !strcmp(src->sha256, dst->sha256);
+			}
+			res->timing_status = GPU_OK;
+			free(res->timing_message);
+			res->timing_message = NULL;
+			res->wall_seconds += r2.wall_seconds;
+		}
+		gpu_result_release(&r2);
+		err_release(&e);
+	}
+	free(map);
+	free(srcs);
+}
+
+int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
+{
+	if (job_once(job, res, e) < 0)
+		return -1;
+	if (job->runs && res->timing_status != GPU_OK)
+		retime(job, res);
+	overall_status(res);
 	return 0;
 }
 

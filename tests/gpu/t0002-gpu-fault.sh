@@ -72,6 +72,7 @@ j = json.load(open(sys.argv[1]))
 a, b = j["modules"]
 assert j["status"] == "fault", j
 assert a["status"] == "ok" and a["frame_bytes"] == 1024, a
+assert a["runs"] == 5, a   # timed again without the faulting module
 assert b["status"] == "fault" and "ILLEGAL_ADDRESS" in b["message"], b
 PY
 exit 0
