@@ -1,0 +1,230 @@
+/*
+ * test_phases.c - the phase locator on a small hand-written kernel whose
+ * every derived value is known: chains, tiles, banded, A/B/C sources,
+ * byte offsets, epilogue ranges and operations, --gap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "ana/ana.h"
+#include "ptx/parse.h"
+
+#define MMA "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 "
+
+static const char kernel[] =
+	".version 8.7\n"
+	".target sm_89\n"
+	".address_size 64\n"
+	".visible .entry k(.param .align 8 .b8 k_param_0[144])\n"
+	"{\n"
+	"  .reg .b16 %rs<20>;\n"
+	"  .reg .b32 %r<200>;\n"
+	"  .reg .b64 %rd<20>;\n"
+	"  .shared .align 16 .b8 arena[16384];\n"
+	"  ld.param.u64 %rd1, [k_param_0+40];\n"                         /* s0 */
+	"  cvta.to.global.u64 %rd2, %rd1;\n"                             /* s1 */
+	"  mov.u32 %r1, %tid.x;\n"                                       /* s2 */
+	"  mul.wide.u32 %rd3, %r1, 16;\n"                                /* s3 */
+	"  add.s64 %rd4, %rd2, %rd3;\n"                                  /* s4 */
+	"  mov.u32 %r2, arena;\n"                                        /* s5 */
+	"  shl.b32 %r3, %r1, 4;\n"                                       /* s6 */
+	"  add.s32 %r4, %r2, %r3;\n"                                     /* s7 */
+	"  ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r4];\n"          /* s8 */
+	"  ld.shared.v4.u32 {%r14, %r15, %r16, %r17}, [%r4+2560];\n"     /* s9 */
+	"  ld.global.nc.v4.u32 {%r20, %r21, %r22, %r23}, [%rd4+320];\n"  /* s10 */
+	"  mov.b32 %r30, 0;\n"                                           /* s11 */
+	/* phase 1: 2 x 2 tiles, C zero */
+	"  " MMA "{%r40, %r41}, {%r10, %r11, %r12, %r13}, {%r20, %r21}, {%r30, %r30};\n" /* s12 */
+	"  " MMA "{%r42, %r43}, {%r10, %r11, %r12, %r13}, {%r22, %r23}, {%r30, %r30};\n" /* s13 */
+	"  " MMA "{%r44, %r45}, {%r14, %r15, %r16, %r17}, {%r20, %r21}, {%r30, %r30};\n" /* s14 */
+	"  " MMA "{%r46, %r47}, {%r14, %r15, %r16, %r17}, {%r22, %r23}, {%r30, %r30};\n" /* s15 */
+	/* epilogue 1: requantise D1 as the next A, load the next C */
+	"  cvt.rn.satfinite.e4m3x2.f16x2 %rs1, %r40;\n"                  /* s16 */
+	"  cvt.rn.satfinite.e4m3x2.f16x2 %rs2, %r41;\n"                  /* s17 */
+	"  mov.b32 %r50, {%rs1, %rs2};\n"                                /* s18 */
+	"  cvt.rn.satfinite.e4m3x2.f16x2 %rs3, %r42;\n"                  /* s19 */
+	"  cvt.rn.satfinite.e4m3x2.f16x2 %rs4, %r43;\n"                  /* s20 */
+	"  mov.b32 %r51, {%rs3, %rs4};\n"                                /* s21 */
+	"  ld.global.nc.u32 %r60, [%rd4+1024];\n"                        /* s22 */
+	/* phase 2: one chain of two, A converted from phase 1, C loaded */
+	"  " MMA "{%r70, %r71}, {%r50, %r51, %r50, %r51}, {%r20, %r21}, {%r60, %r60};\n" /* s23 */
+	"  " MMA "{%r72, %r73}, {%r50, %r51, %r50, %r51}, {%r22, %r23}, {%r70, %r71};\n" /* s24 */
+	"  add.f16x2 %r80, %r72, %r73;\n"                                /* s25 */
+	"  st.global.u32 [%rd4], %r80;\n"                                /* s26 */
+	/* phase 3: C is phase 1's D; banded chain of three with distinct A and B */
+	"  " MMA "{%r90, %r91}, {%r10, %r11, %r12, %r13}, {%r20, %r21}, {%r46, %r47};\n" /* s27 */
+	"  " MMA "{%r92, %r93}, {%r14, %r15, %r16, %r17}, {%r22, %r23}, {%r90, %r91};\n" /* s28 */
+	"  " MMA "{%r94, %r95}, {%r50, %r51, %r50, %r51}, {%r21, %r20}, {%r92, %r93};\n" /* s29 */
+	"  st.global.u32 [%rd4+4], %r94;\n"                              /* s30 */
+	"  st.shared.u32 [%r4], %r95;\n"                                 /* s31 */
+	"  ret;\n"                                                       /* s32 */
+	"}\n";
+
+typedef struct {
+	Module *m;
+	Dataflow *df;
+	PhaseList pl;
+} Fix;
+
+static void load(Fix *x, const char *src, unsigned gap)
+{
+	Err e = ERR_INIT;
+	x->m = ptx_parse("k.ptx", src, strlen(src), &e);
+	assert_non_null(x->m);
+	x->df = df_build(x->m, &x->m->funcs.v[0], &e);
+	assert_non_null(x->df);
+	assert_int_equal(ana_phases(x->df, gap, &x->pl, &e), 0);
+	err_release(&e);
+}
+
+static void unload(Fix *x)
+{
+	phases_release(&x->pl);
+	df_free(x->df);
+	mod_free(x->m);
+}
+
+static void test_phases__gemm_fields(void **state)
+{
+	(void)state;
+	Fix x;
+	load(&x, kernel, 0);
+	assert_int_equal(x.pl.n, 3);
+	const Phase *p1 = &x.pl.v[0], *p2 = &x.pl.v[1], *p3 = &x.pl.v[2];
+	assert_int_equal(p1->first, 12);
+	assert_int_equal(p1->last, 15);
+	assert_int_equal(p1->mma, 4);
+	assert_int_equal(p1->m_tiles, 2);
+	assert_int_equal(p1->n_tiles, 2);
+	assert_int_equal(p1->k_chain_len, 1);
+	assert_int_equal(p1->chains, 4);
+	assert_int_equal(p1->k, 32);
+	assert_false(p1->banded);
+	assert_int_equal(p1->inst_k, 32);
+	assert_true(str_eqc(p1->shape, "m16n8k32"));
+	/* phase 2: one chain of two mma, one A tuple, two B tuples */
+	assert_int_equal(p2->mma, 2);
+	assert_int_equal(p2->k_chain_len, 2);
+	assert_int_equal(p2->chains, 1);
+	assert_int_equal(p2->m_tiles, 1);
+	assert_int_equal(p2->n_tiles, 2);
+	assert_int_equal(p2->k, 64);
+	assert_false(p2->banded);
+	/* phase 3: a chain of three with distinct A and B: banded */
+	assert_int_equal(p3->mma, 3);
+	assert_int_equal(p3->k_chain_len, 3);
+	assert_int_equal(p3->chains, 1);
+	assert_int_equal(p3->m_tiles, 3);
+	assert_int_equal(p3->n_tiles, 3);
+	assert_int_equal(p3->k, 96);
+	assert_true(p3->banded);
+	unload(&x);
+}
+
+static void test_phases__epilogues(void **state)
+{
+	(void)state;
+	Fix x;
+	load(&x, kernel, 0);
+	assert_int_equal(x.pl.v[0].epi_first, 16);
+	assert_int_equal(x.pl.v[0].epi_last, 22);
+	assert_int_equal(x.pl.v[1].epi_first, 25);
+	assert_int_equal(x.pl.v[1].epi_last, 26);
+	/* the last epilogue ends before ret */
+	assert_int_equal(x.pl.v[2].epi_first, 30);
+	assert_int_equal(x.pl.v[2].epi_last, 31);
+	const char *e1 = x.pl.v[0].epilogue_ops.p;
+	assert_non_null(strstr(e1, "e4m3_requantise 16 17 19 20"));
+	assert_non_null(strstr(e1, "f16_pack 18 21"));
+	assert_non_null(strstr(e1, "next_c_load 22"));
+	assert_non_null(strstr(x.pl.v[1].epilogue_ops.p, "plane_scatter 26"));
+	assert_non_null(strstr(x.pl.v[2].epilogue_ops.p, "shared_stage 31"));
+	unload(&x);
+}
+
+static void test_phases__operand_sources(void **state)
+{
+	(void)state;
+	Fix x;
+	load(&x, kernel, 0);
+	const Phase *p1 = &x.pl.v[0], *p2 = &x.pl.v[1], *p3 = &x.pl.v[2];
+	/* A from the shared arena at the offsets of the loads */
+	assert_int_equal(p1->a_kind, AK_SHARED);
+	assert_int_equal(p1->a_offsets.n, 2);
+	assert_int_equal(p1->a_offsets.v[0], 0);
+	assert_int_equal(p1->a_offsets.v[1], 2560);
+	/* B from the pointer at param+40, a v4 load at +320: elements 320..332 */
+	assert_true(p1->b_loaded);
+	assert_int_equal(p1->b_lo, 320);
+	assert_int_equal(p1->b_hi, 332);
+	assert_int_equal(p1->b_param_off, 40);
+	assert_true(str_eqc(p1->b_base, "k_param_0"));
+	assert_int_equal(p1->c_kind, CK_ZERO);
+	/* phase 2: A requantised from phase 1's D; C a loaded bias word */
+	assert_int_equal(p2->a_kind, AK_CONVERTED);
+	assert_int_equal(p2->a_from_phase, 1);
+	assert_int_equal(p2->c_kind, CK_LOADED);
+	assert_int_equal(p2->c_space, SP_GLOBAL);
+	assert_int_equal(p2->c_bytes.n, 1);
+	assert_int_equal(p2->c_bytes.v[0], 1024);
+	/* phase 3: the chain head's C is phase 1's D; A mixes shared and converted */
+	assert_int_equal(p3->c_kind, CK_PHASE_ACC);
+	assert_int_equal(p3->c_from_phase, 1);
+	assert_int_equal(p3->a_kind, AK_MIXED);
+	unload(&x);
+}
+
+static void test_phases__gap(void **state)
+{
+	(void)state;
+	/* two mma with one other statement between them */
+	static const char src[] =
+		".version 8.7\n.target sm_89\n.address_size 64\n"
+		".visible .entry g()\n{\n  .reg .b32 %r<20>;\n"
+		"  mov.b32 %r1, 0;\n"
+		"  " MMA "{%r2, %r3}, {%r1, %r1, %r1, %r1}, {%r1, %r1}, {%r1, %r1};\n"
+		"  add.s32 %r9, %r9, 1;\n"
+		"  " MMA "{%r4, %r5}, {%r1, %r1, %r1, %r1}, {%r1, %r1}, {%r2, %r3};\n"
+		"  ret;\n}\n";
+	Fix x;
+	load(&x, src, 0);
+	assert_int_equal(x.pl.n, 2);
+	assert_int_equal(x.pl.v[1].c_kind, CK_PHASE_ACC);
+	assert_int_equal(x.pl.v[1].c_from_phase, 1);
+	unload(&x);
+	load(&x, src, 1);
+	assert_int_equal(x.pl.n, 1);
+	assert_int_equal(x.pl.v[0].mma, 2);
+	assert_int_equal(x.pl.v[0].first, 1);
+	assert_int_equal(x.pl.v[0].last, 3);
+	/* the chain still counts across the statement in between */
+	assert_int_equal(x.pl.v[0].k_chain_len, 2);
+	unload(&x);
+}
+
+static void test_phases__no_mma(void **state)
+{
+	(void)state;
+	static const char src[] = ".version 8.7\n.target sm_89\n.address_size 64\n"
+	                          ".visible .entry n()\n{\n  ret;\n}\n";
+	Fix x;
+	load(&x, src, 0);
+	assert_int_equal(x.pl.n, 0);
+	unload(&x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_phases__gemm_fields),
+		cmocka_unit_test(test_phases__epilogues),
+		cmocka_unit_test(test_phases__operand_sources),
+		cmocka_unit_test(test_phases__gap),
+		cmocka_unit_test(test_phases__no_mma),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
