@@ -72,8 +72,8 @@ typedef struct {
 	unsigned steps;
 	const char *why;
 	bool wide_ptr32;  /* 32-bit address size: 32-bit values may be pointers */
-	Memo *memo;
-	unsigned nmemo;
+	VEC(Memo) memo;
+	uint16_t slot[512]; /* open addressing over memo: index + 1, 0 = empty */
 } Ctx;
 
 static int fail(Ctx *c, const char *why)
@@ -515,24 +515,26 @@ static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *
 			return fail(c, "the register is defined as part of a vector");
 	}
 	uint64_t key = (((uint64_t)d << 8) | (elem & 0xff)) + 1;
-	for (unsigned i = 0; i < c->nmemo; i++)
-		if (c->memo[i].key == key) {
-			if (!c->memo[i].ok)
-				return fail(c, c->memo[i].why);
-			*t = c->memo[i].t;
+	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 55); /* 9 bits */
+	for (; c->slot[h]; h = (h + 1) & 511) {
+		const Memo *me = &c->memo.v[c->slot[h] - 1];
+		if (me->key == key) {
+			if (!me->ok)
+				return fail(c, me->why);
+			*t = me->t;
 			return 0;
 		}
+	}
 	if (++c->steps > MAX_STEPS)
 		return fail(c, "the address chain is too large");
 	int rc = resolve_def(c, (uint32_t)d, elem, depth + 1, t);
-	if (c->nmemo < MEMO_CAP) {
-		if (!c->memo)
-			c->memo = xmalloc(MEMO_CAP * sizeof(Memo));
-		Memo *me = &c->memo[c->nmemo++];
-		me->key = key;
-		me->ok = rc == 0;
-		me->why = rc == 0 ? NULL : (c->why ? c->why : "unresolved");
-		me->t = *t;
+	if (c->memo.n < MEMO_CAP) {
+		Memo me = {key, rc == 0, rc == 0 ? NULL : (c->why ? c->why : "unresolved"), *t};
+		VEC_PUSH(c->memo, me);
+		/* the slot found free above may have been taken by the recursion */
+		while (c->slot[h])
+			h = (h + 1) & 511;
+		c->slot[h] = (uint16_t)c->memo.n;
 	}
 	return rc;
 }
@@ -683,13 +685,27 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out);
+
 int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
+{
+	memset(out, 0, sizeof *out);
+	if (stmt >= df_func(df)->nstmt)
+		return -1;
+	DfAddrMemo memo = df_addr_memo(df);
+	if (!memo.state[stmt]) {
+		int rc = resolve_stmt(df, stmt, &memo.addr[stmt]);
+		memo.state[stmt] = (int8_t)(rc + 2);
+	}
+	*out = memo.addr[stmt];
+	return memo.state[stmt] - 2;
+}
+
+static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out)
 {
 	memset(out, 0, sizeof *out);
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
-	if (stmt >= f->nstmt)
-		return -1;
 	const Stmt *s = func_stmt(m, f, stmt);
 	uint32_t k = s->opd + ((s->flags & STMT_GUARD) ? 1 : 0);
 	uint32_t a = UINT32_MAX;
@@ -706,13 +722,16 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
 		out->why = "empty address";
 		return 0;
 	}
-	Ctx c = {df, m, 0, NULL, false, NULL, 0};
+	Ctx c;
+	memset(&c, 0, sizeof c);
+	c.df = df;
+	c.m = m;
 	c.wide_ptr32 = m->address_size.len == 2 && memcmp(m->src + m->address_size.off, "32", 2) == 0;
 	Term t;
 	uint32_t first = a + 1;
 	bool coords = opd_next(m, first) < a + 1 + m->opds.v[a].sub; /* [tex, {x, y}] */
 	int rc = resolve_opd(&c, stmt, first, 0, &t);
-	free(c.memo);
+	VEC_FREE(c.memo);
 	if (rc < 0) {
 		out->base = AB_NONE;
 		out->why = c.why ? c.why : "unresolved";

@@ -195,6 +195,13 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
  * across threads, so only .local accesses with the same var_key compare
  * offsets.  Anything else may alias (false). */
 bool addr_disjoint(const Addr *a, const Addr *b);
+/* Internal to addr.c: the per-statement results of addr_resolve, cached in
+ * the Dataflow (allocated on first use, freed by df_free). */
+typedef struct {
+	Addr *addr;
+	int8_t *state; /* 0 not computed, else addr_resolve's result + 2 */
+} DfAddrMemo;
+DfAddrMemo df_addr_memo(const Dataflow *df);
 
 /* ---- phases -------------------------------------------------------------- */
 

@@ -31,11 +31,15 @@
  *    before it reaches past it too, so a use after both sees DF_DEF_MANY.
  *  - Writing one element of a vector register (%v.x) is a definition that
  *    does not kill.
- *  - Same name = same register: declarations in nested { } scopes with the
- *    same name (inline asm blocks reusing `p`, `low`, ...) are merged.  The
- *    model does not record where a scope closes, so scopes cannot be told
- *    apart; since such blocks define their names before use, merging does
- *    not make values live across them.
+ *  - A name declared in several { } scopes (inline asm blocks each
+ *    declaring `p`, `r0`, ...) gives one register per declaring scope; a
+ *    use resolves to the innermost enclosing scope that declares it.  The
+ *    model records a declaration's brace depth but not where scopes close,
+ *    so the body text between statements is scanned for braces (only in
+ *    functions that repeat a name).  df_reg_find(name), having no position,
+ *    answers the first declaration.  If the scan disagrees with the parser's
+ *    depths, names are merged (same name = same register).  Range
+ *    declarations (`%r<N>`) are not split by scope.
  *  - An opcode this file does not know (OP_UNKNOWN) defines and uses its
  *    first operand (conservative: the old value stays live).
  *  - brx.idx may go to any label of the function (its .branchtargets list is
@@ -60,6 +64,8 @@ typedef struct {
 	uint8_t kind;
 	uint8_t partial; /* NK_REG via a vector element name ("%v.x") */
 	uint8_t var;     /* NK_NONREG: 1 + Space of a module variable, or 0 */
+	uint8_t scoped;  /* NK_REG declared in several scopes: see ScopedEnt */
+	uint8_t seen;    /* build-time mark */
 	int32_t id;      /* register id, or label statement */
 } NameEnt;
 
@@ -70,6 +76,13 @@ typedef struct {
 	uint8_t vec;
 	uint32_t *slot;  /* per member: register id + 1, 0 = not seen yet */
 } RangeDecl;
+
+typedef struct {
+	const char *p;
+	uint32_t n;
+	uint32_t scope;
+	int32_t id;
+} ScopedEnt;
 
 typedef struct {
 	uint64_t key;   /* (block << 32 | reg) + 1; 0 = empty */
@@ -91,6 +104,13 @@ struct Dataflow {
 	NameEnt *ht;
 	uint32_t htcap, htn;
 	VEC(RangeDecl) ranges;
+
+	/* scopes: only built when a name is declared in more than one scope */
+	uint32_t *scope_parent;    /* per scope; scope 0 is the function body */
+	uint32_t nscope;
+	uint32_t *stmt_scope;      /* innermost scope of each statement, or NULL */
+	ScopedEnt *sht;            /* (name, scope) -> register */
+	uint32_t shtcap;
 
 	/* per statement */
 	uint32_t *def_off, *use_off;
@@ -119,6 +139,7 @@ struct Dataflow {
 	MemoEnt *memo;
 	uint32_t memocap, memon;
 	VEC(uint32_t) work;
+	DfAddrMemo addr;           /* addr.c's cache */
 };
 
 static uint32_t hash_str(const char *p, size_t n)
@@ -168,6 +189,8 @@ static NameEnt *ht_put(Dataflow *df, const char *p, size_t n, uint8_t kind, int3
 	e->id = id;
 	e->partial = 0;
 	e->var = 0;
+	e->scoped = 0;
+	e->seen = 0;
 	return e;
 }
 
@@ -234,9 +257,12 @@ static uint32_t special_bits(Str name)
 	return 32;
 }
 
-/* Register id of a name, -1 if it is not a register.  Enters range members,
+static int32_t scoped_find(const Dataflow *df, const char *p, size_t n, uint32_t scope);
+
+/* Register id of a name as seen from statement `stmt` (UINT32_MAX: from the
+ * function body), -1 if it is not a register.  Enters range members,
  * special registers and non-registers into the table on first sight. */
-static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
+static int32_t lookup_at(Dataflow *df, const char *p, size_t n, uint32_t stmt, uint8_t *partial)
 {
 	if (partial)
 		*partial = 0;
@@ -278,7 +304,19 @@ static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
 	if (e->p) {
 		if (partial)
 			*partial = e->partial;
-		return e->kind == NK_REG ? e->id : -1;
+		if (e->kind != NK_REG)
+			return -1;
+		if (e->scoped && df->stmt_scope && stmt < df->nstmt) {
+			/* the innermost enclosing scope that declares it */
+			for (uint32_t sc = df->stmt_scope[stmt];; sc = df->scope_parent[sc]) {
+				int32_t id = scoped_find(df, p, n, sc);
+				if (id >= 0)
+					return id;
+				if (sc == 0)
+					break;
+			}
+		}
+		return e->id;
 	}
 	Str name = str_of(p, n);
 	if (p[0] == '%' && is_special(name)) {
@@ -292,7 +330,7 @@ static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
 		const char *last = p + n;
 		while (last > dot && last[-1] != '.')
 			last--;
-		int32_t id = lookup(df, p, (size_t)(last - 1 - p), NULL);
+		int32_t id = lookup_at(df, p, (size_t)(last - 1 - p), stmt, NULL);
 		if (id >= 0 && !df->regs.v[id].special) {
 			NameEnt *x = ht_put(df, p, n, NK_REG, id);
 			x->partial = 1;
@@ -303,6 +341,172 @@ static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
 	}
 	ht_put(df, p, n, NK_NONREG, -1);
 	return -1;
+}
+
+static int32_t lookup(Dataflow *df, const char *p, size_t n, uint8_t *partial)
+{
+	return lookup_at(df, p, n, UINT32_MAX, partial);
+}
+
+/* ---- scopes ----------------------------------------------------------------- */
+
+static uint32_t scoped_hash(const char *p, size_t n, uint32_t scope)
+{
+	return hash_str(p, n) ^ (scope * 0x9E3779B1u);
+}
+
+static int32_t scoped_find(const Dataflow *df, const char *p, size_t n, uint32_t scope)
+{
+	uint32_t mask = df->shtcap - 1, h = scoped_hash(p, n, scope) & mask;
+	for (;; h = (h + 1) & mask) {
+		const ScopedEnt *e = &df->sht[h];
+		if (!e->p)
+			return -1;
+		if (e->scope == scope && e->n == n && memcmp(e->p, p, n) == 0)
+			return e->id;
+	}
+}
+
+static void scoped_put(Dataflow *df, const char *p, size_t n, uint32_t scope, int32_t id)
+{
+	uint32_t mask = df->shtcap - 1, h = scoped_hash(p, n, scope) & mask;
+	while (df->sht[h].p)
+		h = (h + 1) & mask;
+	ScopedEnt e = {p, (uint32_t)n, scope, id};
+	df->sht[h] = e;
+}
+
+/*
+ * Finds the { } scopes of the body: the model records each declaration's
+ * brace depth but not where a scope closes, so the text between statements
+ * is scanned (statements are skipped by their spans; comments, strings and
+ * directives are skipped as the parser does).  Fills stmt_scope, the scope
+ * parents and decl_scope (per RegDecl of the function).  Returns false if
+ * what it finds disagrees with the parser (then names stay merged).
+ */
+static bool scan_scopes(Dataflow *df, uint32_t *decl_scope)
+{
+	const Module *m = df->m;
+	const Func *f = df->f;
+	const char *src = m->src;
+	uint32_t p = f->body_open + 1, end = f->body_close, n = df->nstmt;
+	uint32_t si = 0, ri = 0, cur = 0;
+	VEC(uint32_t) parent = {0};
+	VEC(uint16_t) depth = {0};
+	VEC_PUSH(parent, 0);
+	VEC_PUSH(depth, 1);
+	df->stmt_scope = xmalloc((n + 1) * sizeof(uint32_t));
+	bool ok = true;
+	while (p < end && ok) {
+		if (si < n && p == m->stmts.v[f->stmt0 + si].off) {
+			df->stmt_scope[si] = cur;
+			p += m->stmts.v[f->stmt0 + si].len;
+			si++;
+			continue;
+		}
+		char c = src[p];
+		if (c == '/' && p + 1 < end && src[p + 1] == '/') {
+			while (p < end && src[p] != '\n')
+				p++;
+		} else if (c == '/' && p + 1 < end && src[p + 1] == '*') {
+			p += 2;
+			while (p + 1 < end && !(src[p] == '*' && src[p + 1] == '/'))
+				p++;
+			p += 2;
+		} else if (c == '"') {
+			for (p++; p < end && src[p] != '"'; p++)
+				if (src[p] == '\\')
+					p++;
+			p++;
+		} else if (c == '{') {
+			VEC_PUSH(parent, cur);
+			VEC_PUSH(depth, (uint16_t)(depth.v[cur] + 1));
+			cur = (uint32_t)parent.n - 1;
+			p++;
+		} else if (c == '}') {
+			if (cur == 0)
+				ok = false;
+			cur = parent.v[cur];
+			p++;
+		} else if (c == '.') {
+			while (ri < f->nreg && m->regs.v[f->reg0 + ri].decl.off == p) {
+				if (m->regs.v[f->reg0 + ri].depth != depth.v[cur])
+					ok = false;
+				decl_scope[ri++] = cur;
+			}
+			uint32_t q = p + 1;
+			while (q < end && ((src[q] >= 'a' && src[q] <= 'z') || (src[q] >= '0' && src[q] <= '9')))
+				q++;
+			bool line = (q - p == 4 && memcmp(src + p, ".loc", 4) == 0) ||
+			            (q - p == 5 && memcmp(src + p, ".file", 5) == 0);
+			p = q;
+			while (p < end && (line ? src[p] != '\n' : src[p] != ';')) {
+				if (src[p] == '"') {
+					for (p++; p < end && src[p] != '"'; p++)
+						if (src[p] == '\\')
+							p++;
+				} else if (src[p] == '/' && p + 1 < end && src[p + 1] == '/') {
+					while (p < end && src[p] != '\n')
+						p++;
+					if (line)
+						break;
+					continue;
+				}
+				p++;
+			}
+			p++;
+		} else
+			p++;
+	}
+	if (si != n || ri != f->nreg || cur != 0)
+		ok = false;
+	df->scope_parent = parent.v;
+	df->nscope = (uint32_t)parent.n;
+	VEC_FREE(depth);
+	if (!ok) {
+		free(df->stmt_scope);
+		df->stmt_scope = NULL;
+	}
+	return ok;
+}
+
+/* Gives each declaration of a name declared in several scopes its own
+ * register (the first declaration keeps the id it already has). */
+static void split_scoped(Dataflow *df)
+{
+	const Module *m = df->m;
+	const Func *f = df->f;
+	uint32_t *decl_scope = xcalloc(f->nreg + 1, sizeof(uint32_t));
+	if (!scan_scopes(df, decl_scope)) {
+		for (uint32_t i = 0; i < df->htcap; i++)
+			df->ht[i].scoped = 0; /* same name = same register */
+		free(decl_scope);
+		return;
+	}
+	uint32_t cnt = 0;
+	for (uint32_t i = 0; i < f->nreg; i++)
+		cnt += !m->regs.v[f->reg0 + i].range;
+	df->shtcap = 16;
+	while (df->shtcap < 2 * cnt + 2)
+		df->shtcap *= 2;
+	df->sht = xcalloc(df->shtcap, sizeof(ScopedEnt));
+	for (uint32_t i = 0; i < f->nreg; i++) {
+		const RegDecl *d = &m->regs.v[f->reg0 + i];
+		if (d->range)
+			continue;
+		Str name = mod_str(m, d->name), type = mod_str(m, d->type);
+		NameEnt *ne = ht_find(df, name.p, name.n);
+		if (!ne->p || ne->kind != NK_REG || !ne->scoped)
+			continue;
+		if (scoped_find(df, name.p, name.n, decl_scope[i]) >= 0)
+			continue; /* declared twice in one scope */
+		int32_t id = ne->id;
+		if (ne->seen)
+			id = (int32_t)new_reg(df, name, type, d->vec, 0, type_bits(type));
+		ne->seen = 1;
+		scoped_put(df, name.p, name.n, decl_scope[i], id);
+	}
+	free(decl_scope);
 }
 
 /* ---- defs and uses ------------------------------------------------------- */
@@ -347,6 +551,7 @@ static int first_role(const Module *m, const Stmt *s)
 typedef struct {
 	uint32_t ndef0, nuse0; /* where this statement's entries start */
 	bool guarded;
+	uint32_t stmt;
 } StmtCtx;
 
 static void add_use(Dataflow *df, StmtCtx *c, uint32_t id)
@@ -376,7 +581,7 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
 	case OPD_REG:
 	case OPD_IDENT: {
 		uint8_t part = 0;
-		int32_t id = lookup(df, m->src + o->off, o->len, &part);
+		int32_t id = lookup_at(df, m->src + o->off, o->len, c->stmt, &part);
 		df->opdreg[i - df->opd0] = id;
 		df->opdpart[i - df->opd0] = part;
 		if (id < 0)
@@ -407,7 +612,7 @@ static void stmt_defs_uses(Dataflow *df, uint32_t si)
 {
 	const Module *m = df->m;
 	const Stmt *s = func_stmt(m, df->f, si);
-	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0};
+	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0, si};
 	uint32_t k = s->opd;
 	if (s->flags & STMT_GUARD) {
 		collect(df, &c, k, R_USE);
@@ -708,6 +913,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		ht_put(df, m->src + l->name.off, l->name.len, NK_LABEL, (int32_t)l->stmt);
 	}
 	/* declarations */
+	bool scoped = false;
 	for (uint32_t i = 0; i < f->nreg; i++) {
 		const RegDecl *d = &m->regs.v[f->reg0 + i];
 		Str name = mod_str(m, d->name), type = mod_str(m, d->type);
@@ -724,11 +930,16 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 			continue;
 		}
 		NameEnt *ne = ht_find(df, name.p, name.n);
-		if (ne->p && ne->kind == NK_REG)
-			continue; /* the same name in another scope: one register */
+		if (ne->p && ne->kind == NK_REG) {
+			ne->scoped = 1; /* declared again, in another scope */
+			scoped = true;
+			continue;
+		}
 		uint32_t id = new_reg(df, name, type, d->vec, 0, type_bits(type));
 		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
 	}
+	if (scoped && n)
+		split_scoped(df);
 	/* .func parameters declared in .reg space are registers */
 	for (uint32_t i = 0; i < f->nparam; i++) {
 		const Param *p = &m->params.v[f->param0 + i];
@@ -801,6 +1012,9 @@ void df_free(Dataflow *df)
 	VEC_FREE(df->regs);
 	VEC_FREE(df->regparam);
 	free(df->ht);
+	free(df->sht);
+	free(df->scope_parent);
+	free(df->stmt_scope);
 	for (size_t i = 0; i < df->ranges.n; i++)
 		free(df->ranges.v[i].slot);
 	VEC_FREE(df->ranges);
@@ -827,6 +1041,8 @@ void df_free(Dataflow *df)
 	free(df->mark);
 	free(df->memo);
 	VEC_FREE(df->work);
+	free(df->addr.addr);
+	free(df->addr.state);
 	free(df);
 }
 
@@ -865,6 +1081,16 @@ bool df_opd_partial(const Dataflow *df, uint32_t opd_index)
 bool df_reg_is_param(const Dataflow *df, uint32_t reg)
 {
 	return reg < df->regparam.n && df->regparam.v[reg];
+}
+
+DfAddrMemo df_addr_memo(const Dataflow *cdf)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	if (!df->addr.state) {
+		df->addr.addr = xmalloc((df->nstmt + 1) * sizeof(Addr));
+		df->addr.state = xcalloc(df->nstmt + 1, 1);
+	}
+	return df->addr;
 }
 
 int df_name_kind(const Dataflow *df, Str name, Space *space)
@@ -1450,17 +1676,15 @@ static bool spaces_alias(Space a, Space b)
 
 typedef struct {
 	const Dataflow *df;
-	Addr *addr;
-	int8_t *state; /* per statement: 0 not yet, 1 resolved, 2 not */
 } AddrCache;
 
+/* The resolved address of stmt, or NULL (addr_resolve caches in df). */
 static const Addr *cached_addr(AddrCache *c, uint32_t stmt)
 {
-	if (!c->state[stmt]) {
-		int rc = addr_resolve(c->df, stmt, &c->addr[stmt]);
-		c->state[stmt] = rc == 1 ? 1 : 2;
-	}
-	return c->state[stmt] == 1 ? &c->addr[stmt] : NULL;
+	Addr a;
+	if (addr_resolve(c->df, stmt, &a) != 1)
+		return NULL;
+	return &df_addr_memo(c->df).addr[stmt];
 }
 
 bool addr_disjoint(const Addr *a, const Addr *b)
@@ -1587,7 +1811,7 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 	/* memory effects */
 	VEC(uint32_t) stores = {0};
 	VEC(MemEffect) store_me = {0};
-	AddrCache ac = {df, xcalloc(df->nstmt, sizeof(Addr)), xcalloc(df->nstmt, 1)};
+	AddrCache ac = {df};
 	for (uint32_t s = first; s <= last; s++) {
 		MemEffect me = df_mem_effect(df, s);
 		if (me.flags & ME_LOAD)
@@ -1669,8 +1893,6 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 	}
 	VEC_FREE(stores);
 	VEC_FREE(store_me);
-	free(ac.addr);
-	free(ac.state);
 	(void)e;
 	return 0;
 }

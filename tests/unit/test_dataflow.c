@@ -105,6 +105,37 @@ static void test_dataflow__registers_ranges_plain_special(void **state)
 	fx_free(&x);
 }
 
+static void test_dataflow__scoped_declarations_are_distinct(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k()\n{\n"
+	               "\t.reg .b32 %r<10>;\n\t.reg .pred p;\n"
+	               "\tsetp.eq.s32 p, %r1, 0;\n"            /* 0: the body's p */
+	               "\t{\n\t.reg .pred p;\n\t.reg .b32 r0; // { in a comment\n"
+	               "\tsetp.ne.s32 p, %r2, 0;\n"            /* 1 */
+	               "\t@p mov.b32 r0, 1;\n"                 /* 2 */
+	               "\tselp.b32 %r3, r0, 0, p;\n"           /* 3 */
+	               "\t}\n\t{\n\t.reg .pred p;\n\t.reg .b32 r0;\n"
+	               "\tsetp.ne.s32 p, %r4, 0;\n"            /* 4 */
+	               "\tselp.b32 %r5, 1, 0, p;\n"            /* 5 */
+	               "\t}\n"
+	               "\tselp.b32 %r6, 1, 0, p;\n"            /* 6 */
+	               "\tret;\n}\n");
+	uint32_t outer = R(&x, "p"); /* by name: the outermost declaration */
+	uint32_t n;
+	uint32_t p1 = df_defs(x.df, 1, &n)[0], p4 = df_defs(x.df, 4, &n)[0];
+	assert_int_not_equal(p1, outer);
+	assert_int_not_equal(p4, outer);
+	assert_int_not_equal(p1, p4);
+	assert_true(str_eqc(df_reg(x.df, p1)->name, "p"));
+	assert_int_equal(df_reaching_def(x.df, 6, outer), 0);
+	assert_int_equal(df_reaching_def(x.df, 3, p1), 1);
+	assert_int_equal(df_reaching_def(x.df, 5, p4), 4);
+	assert_false(df_live_after(x.df, 0, p1));
+	assert_true(df_live_after(x.df, 3, outer));
+	(void)state;
+	fx_free(&x);
+}
+
 /* ---- defs and uses -------------------------------------------------------- */
 
 static void test_dataflow__defs_uses_by_opcode_class(void **state)
@@ -481,6 +512,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataflow__registers_ranges_plain_special),
+		cmocka_unit_test(test_dataflow__scoped_declarations_are_distinct),
 		cmocka_unit_test(test_dataflow__defs_uses_by_opcode_class),
 		cmocka_unit_test(test_dataflow__mma_and_wgmma_accumulators),
 		cmocka_unit_test(test_dataflow__call_defines_return_list),
