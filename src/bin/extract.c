@@ -2,9 +2,10 @@
  * extract.c - the extraction engine: inputs in, NNNN-NAME.ptx and
  * index.json out.
  *
- * Inputs are mapped; each PTX entry is decompressed into one reused buffer,
+ * Inputs are mapped; each PTX entry is decompressed into a reused buffer,
  * hashed, and written from it, so the cost is decompression, one sha256 and
- * one write per distinct module.  Identical modules are common (the same
+ * one write per distinct module (the first two spread over threads, see
+ * run_batch).  Identical modules are common (the same
  * PTX is shipped once per target architecture), and are recorded in the
  * index as skipped, with the file of the module they duplicate.
  *
