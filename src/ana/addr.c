@@ -749,6 +749,7 @@ static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out)
 		out->base_name = t.base_name;
 		out->param_off = t.param_off;
 		out->param_ptr = t.param_ptr;
+		out->dynamic_shared = t.base == AB_SYMBOL && df_var_unsized(df, t.base_name);
 	}
 	if (out->space == SP_GENERIC && t.space != SP_GENERIC && t.space != SP_PARAM)
 		out->space = t.space;

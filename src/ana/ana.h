@@ -124,6 +124,8 @@ MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt);
  * parameter, a function, an undeclared name). */
 enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
 int df_name_kind(const Dataflow *df, Str name, Space *space);
+/* An unsized `.extern .shared` array (dynamic shared memory). */
+bool df_var_unsized(const Dataflow *df, Str name);
 
 typedef struct {
 	uint32_t reg;
@@ -176,6 +178,8 @@ typedef struct {
 	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
 	                        mean the same value in the same thread; 0 when
 	                        there is none or it could not be summarised */
+	bool dynamic_shared; /* AB_SYMBOL: an unsized .extern .shared array: all
+	                        such symbols name the same bytes */
 	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
 	uint32_t nelem;      /* elements accessed (4 for .v4) */
 	const char *why;     /* AB_NONE: why it did not resolve (static string) */

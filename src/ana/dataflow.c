@@ -960,7 +960,12 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		if (ne->p)
 			continue;
 		ne = ht_put(df, m->src + it->name.off, it->name.len, NK_NONREG, -1);
-		ne->var = 1 + (uint8_t)var_space(mod_str(m, it->text));
+		Str text = mod_str(m, it->text);
+		ne->var = (uint8_t)(1 + var_space(text));
+		/* `.extern .shared .b8 smem[]`: dynamic shared memory, which every
+		 * such declaration names from its start */
+		if (text.n >= 2 && memmem(text.p, text.n, "[]", 2) && memmem(text.p, text.n, ".extern", 7))
+			ne->var |= 16;
 	}
 
 	/* defs and uses */
@@ -1102,10 +1107,16 @@ int df_name_kind(const Dataflow *df, Str name, Space *space)
 		return DF_NAME_LABEL;
 	if (e->p && e->var) {
 		if (space)
-			*space = (Space)(e->var - 1);
+			*space = (Space)((e->var & 15) - 1);
 		return DF_NAME_VAR;
 	}
 	return DF_NAME_OTHER;
+}
+
+bool df_var_unsized(const Dataflow *df, Str name)
+{
+	NameEnt *e = ht_find(df, name.p, name.n);
+	return e->p && e->kind == NK_NONREG && (e->var & 16);
 }
 
 const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n)
@@ -1608,6 +1619,8 @@ MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt)
 			me.flags = ME_BARRIER;
 			break;
 		}
+		if (stmt_has_mod(m, s, ".prefetch"))
+			break; /* cp.async.bulk.prefetch: a hint, no data moves */
 		me.flags = ME_LOAD | ME_STORE;
 		me.store = ns >= 1 ? sp[0] : SP_GENERIC;
 		me.load = ns >= 2 ? sp[1] : (ns == 1 ? sp[0] : SP_GENERIC);
@@ -1674,17 +1687,31 @@ static bool spaces_alias(Space a, Space b)
 
 /* ---- the cut interface ---------------------------------------------------- */
 
-typedef struct {
-	const Dataflow *df;
-} AddrCache;
-
-/* The resolved address of stmt, or NULL (addr_resolve caches in df). */
-static const Addr *cached_addr(AddrCache *c, uint32_t stmt)
+/* The resolved address of stmt, or NULL (addr_resolve caches it in df, so
+ * the pointer stays valid while df lives). */
+static const Addr *cached_addr(const Dataflow *df, uint32_t stmt)
 {
 	Addr a;
-	if (addr_resolve(c->df, stmt, &a) != 1)
+	if (addr_resolve(df, stmt, &a) != 1)
 		return NULL;
-	return &df_addr_memo(c->df).addr[stmt];
+	return &df_addr_memo(df).addr[stmt];
+}
+
+/* A memory statement of interest to the read/write check. */
+typedef struct {
+	uint32_t stmt;
+	MemEffect me;
+	const Addr *addr;  /* NULL: unresolved */
+	bool opaque;       /* call or cp.*: never provably disjoint */
+} MemAcc;
+
+static MemAcc mem_acc(const Dataflow *df, uint32_t stmt, MemEffect me)
+{
+	uint16_t op = func_stmt(df->m, df->f, stmt)->op;
+	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP};
+	if (!a.opaque)
+		a.addr = cached_addr(df, stmt);
+	return a;
 }
 
 bool addr_disjoint(const Addr *a, const Addr *b)
@@ -1694,10 +1721,16 @@ bool addr_disjoint(const Addr *a, const Addr *b)
 	if (a->base != b->base)
 		return false;
 	uint64_t na = (uint64_t)a->elem_bytes * a->nelem, nb = (uint64_t)b->elem_bytes * b->nelem;
-	if (a->base == AB_SYMBOL) {
-		/* two different variables never overlap (out-of-bounds access is
-		 * undefined in PTX) */
-		if (!str_eq(a->base_name, b->base_name))
+	if (a->base == AB_SYMBOL && !str_eq(a->base_name, b->base_name)) {
+		/* Two different variables never overlap (out-of-bounds access is
+		 * undefined in PTX), except: texture and surface references may be
+		 * bound to one array, and unsized `.extern .shared` arrays all start
+		 * at the dynamic shared memory (compare offsets from there). */
+		bool ta = a->space == SP_TEX || a->space == SP_SURF;
+		bool tb = b->space == SP_TEX || b->space == SP_SURF;
+		if (ta || tb)
+			return false;
+		if (!(a->dynamic_shared && b->dynamic_shared))
 			return true;
 	} else if (a->base == AB_PARAM) {
 		/* two pointer parameters may point into one buffer */
@@ -1718,25 +1751,22 @@ bool addr_disjoint(const Addr *a, const Addr *b)
 	return a->offset + (int64_t)na <= b->offset || b->offset + (int64_t)nb <= a->offset;
 }
 
-/* Does the store of S (in the range) possibly reach the load of T? */
-static bool conflicts(AddrCache *ac, uint32_t S, MemEffect ms, uint32_t T, MemEffect mt)
+/* May the store of s reach the load of t?  A call may touch anything; a
+ * cp.* copy has two addresses (only the first is resolved): both never
+ * provably disjoint. */
+static bool conflicts(const MemAcc *s, const MemAcc *t)
 {
-	if (!(ms.flags & ME_STORE) || !(mt.flags & ME_LOAD))
+	if (!(s->me.flags & ME_STORE) || !(t->me.flags & ME_LOAD))
 		return false;
-	if (!spaces_alias(ms.store, mt.load))
+	if (!spaces_alias(s->me.store, t->me.load))
 		return false;
-	if ((ms.flags & ME_CALL) || (mt.flags & ME_CALL))
+	if (s->opaque || t->opaque)
 		return true;
-	/* cp.* copies: the address operand of the side in question is not the
-	 * first one for loads; do not try to be clever */
-	const Module *m = ac->df->m;
-	if (func_stmt(m, ac->df->f, S)->op == OP_CP || func_stmt(m, ac->df->f, T)->op == OP_CP)
-		return true;
-	return !addr_disjoint(cached_addr(ac, S), cached_addr(ac, T));
+	return !addr_disjoint(s->addr, t->addr);
 }
 
 static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t b,
-                       MemEffect ma, MemEffect mb, bool after)
+                       MemEffect ma, bool after)
 {
 	const Module *m = df->m;
 	const Stmt *sa = func_stmt(m, df->f, a), *sb = func_stmt(m, df->f, b);
@@ -1758,7 +1788,6 @@ static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t
 		sb_addf(&c->rw_reason,
 		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
 		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
-	(void)mb;
 }
 
 int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out, Err *e)
@@ -1809,9 +1838,7 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 	free(seen);
 
 	/* memory effects */
-	VEC(uint32_t) stores = {0};
-	VEC(MemEffect) store_me = {0};
-	AddrCache ac = {df};
+	VEC(MemAcc) stores = {0};
 	for (uint32_t s = first; s <= last; s++) {
 		MemEffect me = df_mem_effect(df, s);
 		if (me.flags & ME_LOAD)
@@ -1822,38 +1849,36 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 			out->atomics++;
 		if (me.flags & ME_BARRIER)
 			out->barriers++;
-		/* (b) a load after a store of the range to the same memory */
+		if (!(me.flags & (ME_LOAD | ME_STORE)))
+			continue;
+		MemAcc acc = mem_acc(df, s, me);
+		/* (b) a load after a store of the range to the same memory: the
+		 * pair is (load, the nearest such store) */
 		if (me.flags & ME_LOAD) {
-			for (size_t i = stores.n; i-- > 0;) {
-				if (stores.v[i] == s)
-					continue;
-				if (conflicts(&ac, stores.v[i], store_me.v[i], s, me)) {
+			for (size_t i = stores.n; i-- > 0;)
+				if (conflicts(&stores.v[i], &acc)) {
 					out->rw_dependency = true;
-					cut_reason(out, df, s, stores.v[i], me, store_me.v[i], false);
+					cut_reason(out, df, s, stores.v[i].stmt, me, false);
 					break;
 				}
-			}
 		}
-		if (me.flags & ME_STORE) {
-			VEC_PUSH(stores, s);
-			VEC_PUSH(store_me, me);
-		}
+		if (me.flags & ME_STORE)
+			VEC_PUSH(stores, acc);
 	}
 
-	/* (a) a store of the range read after it: statements reachable from
-	 * the end of the range, outside it */
+	/* (a) a store of the range read after it: loads reachable from the end
+	 * of the range (on any path, around loops too), outside the range; the
+	 * pair is (store, the first such load found: the rest of the block,
+	 * then blocks breadth-first) */
 	if (stores.n) {
-		VEC(uint32_t) after = {0};
-		VEC(MemEffect) after_me = {0};
+		VEC(MemAcc) after = {0};
 		uint32_t b = df->blk_of[last];
 		uint32_t ep = next_epoch(df);
 		VEC(uint32_t) wl = {0};
 		for (uint32_t s = last + 1; s < df->blk_start[b + 1]; s++) {
 			MemEffect me = df_mem_effect(df, s);
-			if (me.flags & ME_LOAD) {
-				VEC_PUSH(after, s);
-				VEC_PUSH(after_me, me);
-			}
+			if (me.flags & ME_LOAD)
+				VEC_PUSH(after, mem_acc(df, s, me));
 		}
 		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++)
 			if (df->mark[df->succ[i]] != ep) {
@@ -1868,10 +1893,8 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 				if (x == b && s > last)
 					continue; /* already listed */
 				MemEffect me = df_mem_effect(df, s);
-				if (me.flags & ME_LOAD) {
-					VEC_PUSH(after, s);
-					VEC_PUSH(after_me, me);
-				}
+				if (me.flags & ME_LOAD)
+					VEC_PUSH(after, mem_acc(df, s, me));
 			}
 			for (uint32_t i = df->succ_off[x]; i < df->succ_off[x + 1]; i++)
 				if (df->mark[df->succ[i]] != ep) {
@@ -1882,17 +1905,15 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 		VEC_FREE(wl);
 		for (size_t i = 0; i < stores.n; i++)
 			for (size_t j = 0; j < after.n; j++)
-				if (conflicts(&ac, stores.v[i], store_me.v[i], after.v[j], after_me.v[j])) {
+				if (conflicts(&stores.v[i], &after.v[j])) {
 					out->rw_dependency = true;
-					cut_reason(out, df, stores.v[i], after.v[j], store_me.v[i],
-					           after_me.v[j], true);
+					cut_reason(out, df, stores.v[i].stmt, after.v[j].stmt, stores.v[i].me,
+					           true);
 					break;
 				}
 		VEC_FREE(after);
-		VEC_FREE(after_me);
 	}
 	VEC_FREE(stores);
-	VEC_FREE(store_me);
 	(void)e;
 	return 0;
 }

@@ -508,6 +508,46 @@ static void test_dataflow__rw_disjoint_store_is_fine(void **state)
 	fx_free(&x);
 }
 
+static void test_dataflow__rw_textures_surfaces_dynamic_shared(void **state)
+{
+	Fx x = fx(HEAD ".global .surfref sf;\n.global .texref tx;\n"
+	               ".extern .shared .align 16 .b8 dyn_a[];\n.extern .shared .align 16 .b8 dyn_b[];\n"
+	               ".shared .align 4 .b8 st_a[64];\n"
+	               ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n\t.reg .f32 %f<8>;\n"
+	               "\tsust.b.2d.trap.b32 [sf, {%r1, %r2}], {%r3};\n"              /* 0 */
+	               "\ttex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tx, {%r1, %r2}];\n" /* 1 */
+	               "\tst.shared.u32 [dyn_a+0], %r4;\n"                            /* 2 */
+	               "\tld.shared.u32 %r5, [dyn_b+4];\n"                            /* 3 */
+	               "\tld.shared.u32 %r6, [st_a];\n"                               /* 4 */
+	               "\tld.shared.u32 %r7, [dyn_b];\n"                              /* 5 */
+	               "\tcp.async.bulk.prefetch.L2.global [%rd1], 64;\n"             /* 6 */
+	               "\tret;\n}\n");
+	CutInterface c;
+	Err e = ERR_INIT;
+	/* a surface write, a texture read of another reference: may be one array */
+	assert_int_equal(df_cut(x.df, 0, 0, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	assert_int_equal(c.stores[SP_SURF], 1);
+	assert_int_equal(c.rw_pairs.v[1], 1);
+	cut_release(&c);
+	/* dyn_a and dyn_b are the same bytes: +0 is read at 5, not at 3 or 4 */
+	assert_int_equal(df_cut(x.df, 2, 2, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	assert_int_equal(c.rw_pairs.n, 2);
+	assert_int_equal(c.rw_pairs.v[1], 5);
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 2, 4, &c, &e), 0);
+	assert_true(c.rw_dependency);
+	cut_release(&c);
+	assert_int_equal(df_cut(x.df, 6, 6, &c, &e), 0);
+	assert_int_equal(c.loads[SP_GLOBAL] + c.stores[SP_GLOBAL], 0);
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
+		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
