@@ -122,8 +122,10 @@ static int recipe_new(int argc, char **argv)
 		} else
 			return cmd_fail("recipe new: unexpected argument '%s'\nusage: %s", a, usage_str);
 	}
-	if (!layer || phase < 0)
-		return cmd_fail("recipe new: give LAYER and --phase N\nusage: %s", usage_str);
+	if ((!layer && !(c.module && out_opt && tname_opt)) || phase < 0)
+		return cmd_fail("recipe new: give LAYER and --phase N (or --module, --template and -o "
+		                "instead of LAYER)\nusage: %s", usage_str);
+	bool builtin = tname_opt && (!strcmp(tname_opt, "identity") || !strcmp(tname_opt, "perturb"));
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -158,7 +160,7 @@ static int recipe_new(int argc, char **argv)
 	if (tname_opt)
 		tname = xstrdup(tname_opt);
 	else {
-		size_t n = strlen(layer) + 40;
+		size_t n = strlen(layer) + 40; /* layer is set: checked above */
 		tname = xmalloc(n);
 		snprintf(tname, n, "%s/phase-%02ld%s.ptx", layer, phase, strcmp(cut, "phase") ? "-epi" : "");
 	}
@@ -168,10 +170,14 @@ static int recipe_new(int argc, char **argv)
 	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
-	ScaffoldRequest sr = {m, loc.entry, layer, loc.module_rel, tname, (uint32_t)phase,
+	ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
 	                      strcmp(cut, "phase") != 0, 0, 0};
 	if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
 		goto fail;
+	if (builtin) {
+		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
+		goto write_recipe;
+	}
 	/* the template skeleton, beside the other templates, never overwritten */
 	if (c.ptx)
 		root = xstrdup(c.ptx);
@@ -203,6 +209,7 @@ static int recipe_new(int argc, char **argv)
 			goto fail;
 		fprintf(stderr, "template:  wrote %s (skeleton: the cut as it stands)\n", tpath);
 	}
+write_recipe:
 	if (write_file_atomic(out_path, rj.p, rj.n, &e) < 0)
 		goto fail;
 	if (strcmp(out_path, "-"))

@@ -15,6 +15,9 @@
 #include "splice/locate.h"
 #include "splice/splice.h"
 
+#include "ana/ana.h"
+#include "base/sha256.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,134 @@
 static const char usage_str[] =
 	"d4r-splice splice LAYER --phase N [--recipe FILE] [-o OUT.ptx|-] [--check=ptxas|none]\n"
 	"                         [--arch sm_XX] [--force] [--corpus DIR] [--ptx DIR] [--quiet]\n"
-	"   or: d4r-splice splice --module FILE [--entry NAME] --recipe FILE [-o OUT.ptx|-] ...";
+	"   or: d4r-splice splice --module FILE [--entry NAME] --recipe FILE [-o OUT.ptx|-] ...\n"
+	"   or: d4r-splice splice --module FILE --every-phase [--entry NAME] [--template identity|perturb]\n"
+	"                         [--check=ptxas|none] [--arch sm_XX]";
+
+/*
+ * --every-phase: the built-in template spliced into every mma phase of every
+ * entry (or --entry) of one module, in memory, one line per phase.  Each
+ * splice is checked to keep every byte outside its region, and with
+ * --check=ptxas the spliced module must pass ptxas -e ENTRY.  This is the
+ * mechanism's proof on real vendor code (tests/corpus/t0300) and the
+ * splice-time benchmark (times against the parse of the same run).
+ */
+static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
+                       const char *check, const char *arch_opt)
+{
+	Err e = ERR_INIT;
+	MapFile mf;
+	if (map_open(&mf, module_path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		err_release(&e);
+		return EXIT_ERROR;
+	}
+	double t0 = now_seconds();
+	Module *m = ptx_parse(module_path, mf.p, mf.n, &e);
+	double t_parse = now_seconds() - t0;
+	if (!m) {
+		cmd_fail("%s", err_msg(&e));
+		err_release(&e);
+		map_close(&mf);
+		return EXIT_ERROR;
+	}
+	char arch[64] = "";
+	if (arch_opt)
+		snprintf(arch, sizeof arch, "%s", arch_opt);
+	else
+		splice_module_arch(m, arch, sizeof arch);
+	unsigned n = 0, failed = 0;
+	double t_splice = 0, t_max = 0;
+	for (size_t fi = 0; fi < m->funcs.n; fi++) {
+		const Func *f = &m->funcs.v[fi];
+		if ((f->flags & FNF_DECL) || !f->nstmt || f->kind != FN_ENTRY)
+			continue;
+		Str fname = mod_str(m, f->name);
+		if (entry_opt && !str_eqc(fname, entry_opt))
+			continue;
+		if (!f->nstmt)
+			continue;
+		char *ename = xstrndup(fname.p, fname.n);
+		Dataflow *df = df_build(m, f, &e);
+		PhaseList pl = {0};
+		if (!df || ana_phases(df, 0, &pl, &e) < 0) {
+			printf("FAIL  %s: %s\n", ename, err_msg(&e));
+			failed++;
+			if (df)
+				df_free(df);
+			free(ename);
+			continue;
+		}
+		for (size_t p = 0; p < pl.n; p++) {
+			Recipe r;
+			memset(&r, 0, sizeof r);
+			r.path = (char *)"(every-phase)";
+			r.cut = CUT_STMTS;
+			r.first = pl.v[p].first;
+			r.last = pl.v[p].last;
+			r.tkind = !strcmp(tname, "perturb") ? TPL_PERTURB : TPL_IDENTITY;
+			r.template_name = (char *)tname;
+			StrBuf txt = STRBUF_INIT;
+			char hex[65];
+			splice_cut_text(m, f, r.first, r.last, &txt);
+			sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+			sb_release(&txt);
+			r.sha256 = hex;
+			SpliceResult res;
+			memset(&res, 0, sizeof res);
+			SpliceRequest req = {m, ename, &r, NULL, false};
+			n++;
+			double s0 = now_seconds();
+			int rc = splice_run(&req, &res, &e);
+			double dt = now_seconds() - s0;
+			t_splice += dt;
+			if (dt > t_max)
+				t_max = dt;
+			const char *why = NULL;
+			StrBuf log = STRBUF_INIT;
+			if (rc < 0)
+				why = err_msg(&e);
+			else {
+				/* bytes outside the region are the input's */
+				size_t pre = res.region_off;
+				size_t suf = res.text.n - res.region_off - res.region_len;
+				if (pre + suf > mf.n || memcmp(res.text.p, mf.p, pre) ||
+				    memcmp(res.text.p + res.text.n - suf, mf.p + mf.n - suf, suf))
+					why = "bytes outside the cut changed";
+				else if (!strcmp(check, "ptxas")) {
+					int pr = splice_ptxas(res.text.p, res.text.n, arch, ename, &res, module_path,
+					                      &log, &e);
+					if (pr < 0)
+						why = err_msg(&e);
+					else if (pr)
+						why = log.p ? log.p : "ptxas rejects it";
+				}
+			}
+			if (why) {
+				failed++;
+				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
+				       why);
+			} else
+				printf("ok    %s phase %u s%u..s%u: %u mma, %u live-in, %u live-out, %u renamed, "
+				       "%.2f ms%s\n", ename, pl.v[p].number, r.first, r.last, res.mma,
+				       res.n_live_in, res.n_live_out, res.n_renamed, dt * 1e3,
+				       strcmp(check, "ptxas") ? "" : ", ptxas ok");
+			fflush(stdout);
+			sb_release(&log);
+			splice_result_release(&res);
+		}
+		phases_release(&pl);
+		df_free(df);
+		free(ename);
+	}
+	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed; splice mean %.2f ms, max "
+	       "%.2f ms (%.2fx the parse)\n", module_path, mf.n, t_parse * 1e3, n, tname, failed,
+	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3, t_parse > 0 ? t_max / t_parse : 0.0);
+	mod_free(m);
+	map_close(&mf);
+	err_release(&e);
+	return failed ? EXIT_ERROR : EXIT_OK;
+}
 
 static int need(int argc, char **argv, int i)
 {
@@ -39,7 +169,8 @@ int cmd_splice(int argc, char **argv)
 	const char *arch_opt = NULL, *corpus = NULL, *module_opt = NULL, *entry_opt = NULL;
 	const char *ptx_root = NULL;
 	long phase = -1;
-	int force = 0, quiet = 0;
+	int force = 0, quiet = 0, every = 0;
+	const char *tname = "identity";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -72,6 +203,15 @@ int cmd_splice(int argc, char **argv)
 			arch_opt = argv[++i];
 			if (strncmp(arch_opt, "sm_", 3) && strncmp(arch_opt, "compute_", 8))
 				return cmd_fail("splice: --arch: bad architecture '%s' (expected sm_XX)", arch_opt);
+		} else if (!strcmp(a, "--every-phase")) {
+			every = 1;
+		} else if (!strcmp(a, "--template")) {
+			if (!need(argc, argv, i))
+				return EXIT_ERROR;
+			tname = argv[++i];
+			if (strcmp(tname, "identity") && strcmp(tname, "perturb"))
+				return cmd_fail("splice: --template: '%s': --every-phase takes identity or perturb",
+				                tname);
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -98,6 +238,11 @@ int cmd_splice(int argc, char **argv)
 			layer = a;
 		} else
 			return cmd_fail("splice: unexpected argument '%s'\nusage: %s", a, usage_str);
+	}
+	if (every) {
+		if (!module_opt)
+			return cmd_fail("splice: --every-phase needs --module FILE\nusage: %s", usage_str);
+		return every_phase(module_opt, entry_opt, tname, check, arch_opt);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return cmd_fail("splice: give LAYER --phase N, or --recipe FILE\nusage: %s", usage_str);

@@ -313,9 +313,13 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(last));
 	}
 	cJSON_AddStringToObject(root, "template", req->template_name);
-	cJSON_AddObjectToObject(root, "params");
-	cJSON *b = cJSON_AddObjectToObject(root, "bind");
-	for (size_t i = 0; i < nformals; i++) {
+	bool builtin = !strcmp(req->template_name, "identity") || !strcmp(req->template_name, "perturb");
+	cJSON *b = NULL;
+	if (!builtin) {
+		cJSON_AddObjectToObject(root, "params");
+		b = cJSON_AddObjectToObject(root, "bind");
+	}
+	for (size_t i = 0; b && i < nformals; i++) {
 		Str n = df_reg(df, nm.v[i].reg)->name;
 		char *s = xstrndup(n.p, n.n);
 		cJSON_AddStringToObject(b, nm.v[i].formal, s);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The identity splice on real vendor code: every mma phase of every entry of
+# the toolkit's sm_80/sm_86/sm_89/sm_90 modules that hold mma statements is
+# cut out and spliced back through the whole machinery (liveness, fresh
+# names, the { } scope, the emitter), and every byte outside the spliced
+# region must stay the input's (`splice --every-phase` checks it in memory).
+# ptxas -e ENTRY must accept the spliced module: ptxas costs 1-4 s per
+# splice on these kernels, so that part takes every phase of the smallest
+# N modules of each architecture (N = $D4R_T0300_PTXAS_MODULES, default 1;
+# "all" for every module), two at a time.
+. "$D4R_TOP/tests/cli/lib.sh"
+dir=$("$D4R_TOP/scripts/toolkit-corpus")
+rc=$?
+[ $rc -eq 77 ] && skip "$dir"
+[ $rc -eq 0 ] || fail "scripts/toolkit-corpus failed"
+PTXAS="${CUDA_HOME:-/usr/local/cuda}/bin/ptxas"
+N=${D4R_T0300_PTXAS_MODULES:-1}
+
+# modules holding mma, with their target and size
+grep -l -E '^[[:space:]]*(@!?%[A-Za-z0-9_]+[[:space:]]+)?(mma\.sync|mma\.sp|wmma\.mma|wgmma\.mma_async)' \
+	"$dir"/*.ptx >"$T/mma.txt" 2>/dev/null
+while IFS= read -r f; do
+	t=$(grep -m1 '^\.target' "$f" | awk '{print $2}' | tr -d ',')
+	case $t in
+	sm_80 | sm_86 | sm_89 | sm_90 | sm_90a) echo "$t $(stat -c %s "$f") $f" ;;
+	esac
+done <"$T/mma.txt" | sort -k1,1 -k2,2n >"$T/modules.txt"
+nmod=$(wc -l <"$T/modules.txt")
+[ "$nmod" -gt 0 ] || skip "no sm_80/86/89/90 module with mma in $dir"
+
+# 1. every phase of every module: splice, bytes outside unchanged
+cut -d' ' -f3- "$T/modules.txt" |
+	xargs -d '\n' -P2 -I{} sh -c '"$1" splice --module "$2" --every-phase >"$3/$(basename "$2").log" 2>&1 || echo "$2" >>"$3/failed"' \
+		sh "$D4R" {} "$T"
+cat "$T"/*.log | grep -E '^FAIL' | head -20
+[ ! -f "$T/failed" ] || fail "identity splice failed in $(wc -l <"$T/failed") module(s)"
+nsplice=$(cat "$T"/*.log | grep -c '^ok ')
+[ "$nsplice" -gt 0 ] || fail "no phase was spliced"
+echo "identity: $nsplice phases of $nmod modules spliced, bytes outside each cut unchanged"
+rm -f "$T"/*.log
+
+# 2. ptxas on every phase of the smallest N modules of each architecture
+if [ ! -x "$PTXAS" ]; then
+	echo "ptxas: not run (no $PTXAS)"
+	exit 0
+fi
+if [ "$N" = all ]; then
+	cut -d' ' -f3- "$T/modules.txt" >"$T/ptxas.txt"
+else
+	awk -v n="$N" '{ if (++seen[$1] <= n) { $1 = ""; $2 = ""; sub(/^  /, ""); print } }' \
+		"$T/modules.txt" >"$T/ptxas.txt"
+fi
+xargs -d '\n' -P2 -I{} sh -c '"$1" splice --module "$2" --every-phase --check=ptxas >"$3/$(basename "$2").log" 2>&1 || echo "$2" >>"$3/pfailed"' \
+	sh "$D4R" {} "$T" <"$T/ptxas.txt"
+cat "$T"/*.log | grep -E '^FAIL' | head -20
+[ ! -f "$T/pfailed" ] || fail "ptxas rejected identity splices in $(wc -l <"$T/pfailed") module(s)"
+np=$(cat "$T"/*.log | grep -c '^ok .*ptxas ok')
+echo "ptxas: $np identity splices of $(wc -l <"$T/ptxas.txt") modules ($N per architecture) accepted by ptxas -e"
+exit 0
