@@ -260,16 +260,19 @@ static int unzstd(const FatbinEntry *en, uint8_t **buf, size_t *cap, size_t *len
 	if (n < 4 || rd32(en->data) != 0xFD2FB528u)
 		return err_set(e, "offset 0x%zx: entry says zstd but the payload is not a "
 		               "zstd frame", en->entry_off);
+	/* Without a stated size the output would have no bound but the ratio. */
+	if (en->raw_size == 0)
+		return err_set(e, "offset 0x%zx: zstd entry states no uncompressed size",
+		               en->entry_off);
 	unsigned long long fcs = ZSTD_getFrameContentSize(en->data, n);
 	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != ZSTD_CONTENTSIZE_ERROR &&
-	    en->raw_size && fcs != en->raw_size)
+	    fcs != en->raw_size)
 		return err_set(e, "offset 0x%zx: zstd frame holds %llu bytes, the entry header "
 		               "says %llu", en->entry_off, fcs,
 		               (unsigned long long)en->raw_size);
 	/* Start from a plausible size; grow only as output really arrives. */
-	size_t guess = en->raw_size && en->raw_size < (uint64_t)n * 64 + 65536
-	                   ? (size_t)en->raw_size
-	                   : n * 8 + 65536;
+	size_t guess = en->raw_size < (uint64_t)n * 64 + 65536 ? (size_t)en->raw_size
+	                                                       : n * 8 + 65536;
 	ensure(buf, cap, guess + 1);
 	ZSTD_DCtx *dc = ZSTD_createDCtx();
 	if (!dc)
@@ -286,7 +289,7 @@ static int unzstd(const FatbinEntry *en, uint8_t **buf, size_t *cap, size_t *len
 		}
 		if (r == 0)
 			break;   /* frame complete */
-		if (en->raw_size && out.pos > en->raw_size) {
+		if (out.pos > en->raw_size) {
 			rc = err_set(e, "offset 0x%zx: zstd payload holds more than the %llu bytes "
 			             "the entry header says", en->entry_off,
 			             (unsigned long long)en->raw_size);
@@ -305,7 +308,7 @@ static int unzstd(const FatbinEntry *en, uint8_t **buf, size_t *cap, size_t *len
 	ZSTD_freeDCtx(dc);
 	if (rc)
 		return rc;
-	if (en->raw_size && out.pos != en->raw_size)
+	if (out.pos != en->raw_size)
 		return err_set(e, "offset 0x%zx: zstd payload holds %zu bytes, the entry header "
 		               "says %llu", en->entry_off, out.pos,
 		               (unsigned long long)en->raw_size);

@@ -315,6 +315,10 @@ static void test_fatbin__lying_uncompressed_size_is_reported(void **state)
 	set64(&b, l + 56, 1ull << 40);
 	scan_all(b.p, b.n, &s);
 	assert_non_null(strstr(s.msg[1], "impossible uncompressed size 1099511627776"));
+	/* No stated size: zstd output would have no bound. */
+	set64(&b, z + 56, 0);
+	scan_all(b.p, b.n, &s);
+	assert_non_null(strstr(s.msg[0], "offset 0x10: zstd entry states no uncompressed size"));
 	sb_release(&b);
 }
 
