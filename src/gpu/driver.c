@@ -90,6 +90,12 @@ int gpu_driver_load(Err *e)
 	return 0;
 }
 
+void gpu_driver_use(const GpuDriver *d)
+{
+	gpu_cu = *d;
+	load_state = 1;
+}
+
 int gpu_cu_check(CUresult r, const char *what, Err *e)
 {
 	if (r == CUDA_SUCCESS)

@@ -85,6 +85,12 @@ extern GpuDriver gpu_cu;
  */
 int gpu_driver_load(Err *e);
 
+/*
+ * Installs a driver table instead of loading libcuda: every entry point must
+ * be set.  For tests, which run the whole GPU side against a CPU stand-in.
+ */
+void gpu_driver_use(const GpuDriver *d);
+
 /* `what`: CUDA_ERROR_NAME (code): description.  Returns -1 (or 0 when r is
  * CUDA_SUCCESS).  The failing code is kept in gpu_cu_last_error, so a
  * caller several levels up can tell a fault from another error. */

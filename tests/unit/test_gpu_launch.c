@@ -1,0 +1,701 @@
+/*
+ * test_gpu_launch.c - the whole GPU side (job child, JIT and image cache,
+ * layer allocation, parameter blocks, launches, arrays, texture and surface
+ * objects, read-back, timing, faults and hangs) run against a CPU stand-in
+ * for the CUDA driver, installed with gpu_driver_use.
+ *
+ * The stand-in "compiles" PTX by keeping its text ("cubins" are the text
+ * behind a header) and "runs" the kernels it knows by entry name, in C,
+ * reading their raw parameter blocks the way the device would:
+ *
+ *   pattern(u64 out, u32 k)     out[i] = 7 i + k for every thread i
+ *   copy(u64 tex, u64 surf)     the texture's array into the surface's
+ *   shm(u64 out)                needs the dynamic shared memory opt-in
+ *   illegal(u64 out)            a sticky CUDA_ERROR_ILLEGAL_ADDRESS
+ *   spin(u64 out)               never finishes
+ *
+ * What it cannot show is the real driver's behaviour: that is what
+ * tests/gpu/ is for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "base/file.h"
+#include "gpu/gpu.h"
+#include "gpu/launch.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the stand-in driver -------------------------------------------------------- */
+
+typedef struct {
+	char *text;
+} MockModule;
+
+typedef struct {
+	char name[64];
+	int max_dyn;
+} MockFunc;
+
+typedef struct {
+	unsigned char *p;
+	size_t w, h, ch, es;
+	int surface;
+} MockArray;
+
+typedef struct {
+	unsigned n;
+	CUjit_option *opt;
+	void **val;
+	char *text;
+	char *cubin;
+} MockLink;
+
+static CUresult sticky;           /* the context's sticky error */
+static int pending_spin;          /* the next synchronise never returns */
+static int links, modules_loaded; /* compiles, and cubins loaded */
+static MockArray *objects[64];    /* texture / surface handles - 1 */
+static size_t nobjects;
+
+static const char *err_name(CUresult r)
+{
+	switch (r) {
+	case CUDA_SUCCESS: return "CUDA_SUCCESS";
+	case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+	case CUDA_ERROR_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
+	case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+	case CUDA_ERROR_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+	default: return "CUDA_ERROR_UNKNOWN";
+	}
+}
+
+static CUresult m_cuInit(unsigned int f) { (void)f; return CUDA_SUCCESS; }
+static CUresult m_cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+static CUresult m_cuDeviceGet(CUdevice *d, int o) { *d = o; return CUDA_SUCCESS; }
+static CUresult m_cuDeviceGetCount(int *n) { *n = 1; return CUDA_SUCCESS; }
+static CUresult m_cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	(void)d;
+	snprintf(name, (size_t)len, "Stand-in H200");
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuDeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d)
+{
+	(void)d;
+	*pi = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	(void)d;
+	*c = (CUcontext)(uintptr_t)0x1000;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuDevicePrimaryCtxRelease(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+static CUresult m_cuCtxSetCurrent(CUcontext c) { (void)c; return CUDA_SUCCESS; }
+static CUresult sync_now(void)
+{
+	if (pending_spin)
+		for (;;)
+			pause();
+	return sticky;
+}
+static CUresult m_cuCtxSynchronize(void) { return sync_now(); }
+static CUresult m_cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult m_cuGetErrorName(CUresult r, const char **s) { *s = err_name(r); return CUDA_SUCCESS; }
+static CUresult m_cuGetErrorString(CUresult r, const char **s)
+{
+	*s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "an illegal memory access was encountered" : "stand-in";
+	return CUDA_SUCCESS;
+}
+
+/* "Compiles": PTX with "bogus" in it fails with a ptxas-style log. */
+static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **val)
+{
+	const char *bad = strstr(text, "bogus");
+	for (unsigned i = 0; i < n; i++) {
+		if (opt[i] == CU_JIT_ERROR_LOG_BUFFER && bad) {
+			unsigned line = 1;
+			for (const char *p = text; p < bad; p++)
+				line += *p == '\n';
+			snprintf(val[i], 256,
+			         "ptxas application ptx input, line %u; error   : Not a name of any "
+			         "known instruction: 'bogus'\nptxas fatal   : Ptx assembly aborted due to "
+			         "errors\n", line);
+		}
+		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad)
+			snprintf(val[i], 64, "ptxas info    : stand-in compile");
+		if (opt[i] == CU_JIT_WALL_TIME) {
+			float ms = 1.5f;
+			memcpy(&val[i], &ms, sizeof ms);
+		}
+	}
+	return bad ? CUDA_ERROR_INVALID_PTX : CUDA_SUCCESS;
+}
+
+static CUresult new_module(CUmodule *m, const char *text)
+{
+	MockModule *mm = calloc(1, sizeof *mm);
+	mm->text = strdup(text);
+	*m = (CUmodule)mm;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n,
+                                     CUjit_option *opt, void **val)
+{
+	CUresult r = compile(image, n, opt, val);
+	return r ? r : new_module(m, image);
+}
+static CUresult m_cuModuleLoadData(CUmodule *m, const void *image)
+{
+	if (strncmp(image, "MOCKCUBIN\n", 10))
+		return CUDA_ERROR_INVALID_VALUE;
+	modules_loaded++;
+	return new_module(m, (const char *)image + 10);
+}
+static CUresult m_cuModuleUnload(CUmodule m)
+{
+	free(((MockModule *)m)->text);
+	free(m);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	char want[80];
+	snprintf(want, sizeof want, ".entry %s(", name);
+	if (!strstr(((MockModule *)m)->text, want))
+		return CUDA_ERROR_NOT_FOUND;
+	MockFunc *mf = calloc(1, sizeof *mf);   /* kept: the stand-in never frees them */
+	snprintf(mf->name, sizeof mf->name, "%s", name);
+	mf->max_dyn = 48 * 1024;
+	*f = (CUfunction)mf;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+		((MockFunc *)f)->max_dyn = v;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f)
+{
+	(void)a;
+	(void)f;
+	*pi = 0;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuLinkCreate(unsigned int n, CUjit_option *opt, void **val, CUlinkState *s)
+{
+	MockLink *l = calloc(1, sizeof *l);
+	l->n = n;
+	l->opt = opt;
+	l->val = val;
+	*s = (CUlinkState)l;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuLinkAddData(CUlinkState s, CUjitInputType type, void *data, size_t size,
+                                const char *name, unsigned int n, CUjit_option *opt,
+                                void **val)
+{
+	(void)name, (void)n, (void)opt, (void)val;
+	MockLink *l = (MockLink *)s;
+	if (type != CU_JIT_INPUT_PTX || ((char *)data)[size - 1] != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = compile(data, l->n, l->opt, l->val);
+	if (r)
+		return r;
+	l->text = strdup(data);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuLinkComplete(CUlinkState s, void **cubin, size_t *size)
+{
+	MockLink *l = (MockLink *)s;
+	links++;
+	size_t n = strlen(l->text);
+	l->cubin = malloc(n + 11);
+	memcpy(l->cubin, "MOCKCUBIN\n", 10);
+	memcpy(l->cubin + 10, l->text, n + 1);
+	*cubin = l->cubin;
+	*size = n + 11;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuLinkDestroy(CUlinkState s)
+{
+	MockLink *l = (MockLink *)s;
+	free(l->text);
+	free(l->cubin);
+	free(l);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
+{
+	*p = (CUdeviceptr)(uintptr_t)calloc(1, n);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemFree(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+static CUresult m_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
+{
+	memcpy((void *)(uintptr_t)d, s, n);
+	return sticky;
+}
+static CUresult m_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
+{
+	memcpy(d, (void *)(uintptr_t)s, n);
+	return sticky;
+}
+static CUresult m_cuMemsetD8(CUdeviceptr d, unsigned char c, size_t n)
+{
+	memset((void *)(uintptr_t)d, c, n);
+	return sticky;
+}
+static size_t format_bytes(CUarray_format f)
+{
+	switch (f) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8: return 1;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF: return 2;
+	default: return 4;
+	}
+}
+static CUresult m_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+	if (d->Depth != 0 || !(d->NumChannels == 1 || d->NumChannels == 2 || d->NumChannels == 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	MockArray *ma = calloc(1, sizeof *ma);
+	ma->w = d->Width, ma->h = d->Height, ma->ch = d->NumChannels;
+	ma->es = format_bytes(d->Format);
+	ma->surface = (d->Flags & CUDA_ARRAY3D_SURFACE_LDST) != 0;
+	ma->p = calloc(1, ma->w * ma->h * ma->ch * ma->es);
+	*a = (CUarray)ma;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuArrayDestroy(CUarray a)
+{
+	free(((MockArray *)a)->p);
+	free(a);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemcpy2D(const CUDA_MEMCPY2D *c)
+{
+	if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+		MockArray *a = (MockArray *)c->dstArray;
+		if (c->WidthInBytes != a->w * a->ch * a->es || c->Height != a->h)
+			return CUDA_ERROR_INVALID_VALUE;
+		for (size_t y = 0; y < c->Height; y++)
+			memcpy(a->p + y * c->WidthInBytes, (const char *)c->srcHost + y * c->srcPitch,
+			       c->WidthInBytes);
+		return sticky;
+	}
+	if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY && c->dstMemoryType == CU_MEMORYTYPE_HOST) {
+		MockArray *a = (MockArray *)c->srcArray;
+		if (c->WidthInBytes != a->w * a->ch * a->es || c->Height != a->h)
+			return CUDA_ERROR_INVALID_VALUE;
+		for (size_t y = 0; y < c->Height; y++)
+			memcpy((char *)c->dstHost + y * c->dstPitch, a->p + y * c->WidthInBytes,
+			       c->WidthInBytes);
+		return sticky;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult m_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r,
+                                    const CUDA_TEXTURE_DESC *td, const CUDA_RESOURCE_VIEW_DESC *v)
+{
+	(void)td, (void)v;
+	if (r->resType != CU_RESOURCE_TYPE_ARRAY)
+		return CUDA_ERROR_INVALID_VALUE;
+	objects[nobjects++] = (MockArray *)r->res.array.hArray;
+	*t = nobjects;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuTexObjectDestroy(CUtexObject t) { (void)t; return CUDA_SUCCESS; }
+static CUresult m_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *r)
+{
+	MockArray *a = (MockArray *)r->res.array.hArray;
+	if (!a->surface)
+		return CUDA_ERROR_INVALID_VALUE;
+	objects[nobjects++] = a;
+	*s = nobjects;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuSurfObjectDestroy(CUsurfObject s) { (void)s; return CUDA_SUCCESS; }
+
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                 unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                 CUstream s, void **kp, void **extra)
+{
+	(void)gy, (void)gz, (void)by, (void)bz, (void)s, (void)kp;
+	MockFunc *mf = (MockFunc *)f;
+	if (sticky)
+		return sticky;
+	if ((int)smem > mf->max_dyn)
+		return CUDA_ERROR_INVALID_VALUE;
+	const unsigned char *params = NULL;
+	size_t size = 0;
+	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			params = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			size = *(size_t *)extra[i + 1];
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!strcmp(mf->name, "pattern")) {
+		if (size != 12)
+			return CUDA_ERROR_INVALID_VALUE;
+		unsigned char *out = (unsigned char *)(uintptr_t)rd64(params);
+		uint32_t k;
+		memcpy(&k, params + 8, 4);
+		for (unsigned i = 0; i < gx * bx; i++)
+			out[i] = (unsigned char)(7 * i + k);
+	} else if (!strcmp(mf->name, "copy")) {
+		if (size != 16)
+			return CUDA_ERROR_INVALID_VALUE;
+		MockArray *t = objects[rd64(params) - 1], *o = objects[rd64(params + 8) - 1];
+		memcpy(o->p, t->p, t->w * t->h * t->ch * t->es);
+	} else if (!strcmp(mf->name, "shm")) {
+		unsigned *out = (unsigned *)(uintptr_t)rd64(params);
+		for (unsigned i = 0; i < bx; i++)
+			out[i] += i;
+	} else if (!strcmp(mf->name, "illegal")) {
+		sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+	} else if (!strcmp(mf->name, "spin")) {
+		pending_spin = 1;
+	}
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuStreamCreate(CUstream *s, unsigned int f)
+{
+	(void)f;
+	*s = (CUstream)(uintptr_t)0x2000;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuStreamDestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
+static CUresult m_cuStreamSynchronize(CUstream s) { (void)s; return sync_now(); }
+static CUresult m_cuEventCreate(CUevent *e, unsigned int f)
+{
+	(void)f;
+	*e = (CUevent)(uintptr_t)0x3000;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuEventRecord(CUevent e, CUstream s) { (void)e, (void)s; return sticky; }
+static CUresult m_cuEventSynchronize(CUevent e) { (void)e; return sync_now(); }
+static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	(void)a, (void)b;
+	*ms = 0.25f;
+	return sticky;
+}
+static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }
+
+static void install(void)
+{
+	GpuDriver d;
+	memset(&d, 0, sizeof d);
+#define SET(name) d.name = m_##name;
+	SET(cuInit) SET(cuDriverGetVersion) SET(cuDeviceGet) SET(cuDeviceGetCount)
+	SET(cuDeviceGetName) SET(cuDeviceGetAttribute) SET(cuDevicePrimaryCtxRetain)
+	SET(cuCtxSetCurrent) SET(cuCtxSynchronize) SET(cuCtxGetDevice) SET(cuGetErrorName)
+	SET(cuGetErrorString) SET(cuModuleLoadDataEx) SET(cuModuleLoadData) SET(cuModuleUnload)
+	SET(cuModuleGetFunction) SET(cuFuncSetAttribute) SET(cuFuncGetAttribute)
+	SET(cuLinkComplete) SET(cuLinkDestroy) SET(cuArrayDestroy) SET(cuTexObjectCreate)
+	SET(cuTexObjectDestroy) SET(cuSurfObjectCreate) SET(cuSurfObjectDestroy)
+	SET(cuLaunchKernel) SET(cuStreamCreate) SET(cuStreamSynchronize) SET(cuEventCreate)
+	SET(cuEventRecord) SET(cuEventSynchronize)
+#undef SET
+	/* The names cuda.h maps to versioned entry points. */
+	d.cuDevicePrimaryCtxRelease = m_cuDevicePrimaryCtxRelease;
+	d.cuLinkCreate = m_cuLinkCreate;
+	d.cuLinkAddData = m_cuLinkAddData;
+	d.cuMemAlloc = m_cuMemAlloc;
+	d.cuMemFree = m_cuMemFree;
+	d.cuMemcpyHtoD = m_cuMemcpyHtoD;
+	d.cuMemcpyDtoH = m_cuMemcpyDtoH;
+	d.cuMemsetD8 = m_cuMemsetD8;
+	d.cuArray3DCreate = m_cuArray3DCreate;
+	d.cuMemcpy2D = m_cuMemcpy2D;
+	d.cuStreamDestroy = m_cuStreamDestroy;
+	d.cuEventElapsedTime = m_cuEventElapsedTime;
+	d.cuEventDestroy = m_cuEventDestroy;
+	d.driver_version = 13000;
+	gpu_driver_use(&d);
+}
+
+/* ---- fixtures ------------------------------------------------------------------- */
+
+static char cache_dir[] = "/tmp/d4r-launch-XXXXXX";
+
+static const char pattern_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry pattern(.param .u64 out, .param .u32 k)\n{\n\tret;\n}\n";
+
+static const char layer_json[] =
+	"{\"layer\": \"t\", \"module\": \"t.ptx\", \"entry\": \"pattern\","
+	" \"buffers\": {\"out\": {\"size\": 1024, \"init\": {\"kind\": \"fill\", \"byte\": 255}}},"
+	" \"launches\": [{\"entry\": \"pattern\", \"grid\": [4,1,1], \"block\": [256,1,1],"
+	"  \"params\": {\"size\": 12, \"fields\": ["
+	"   {\"offset\": 0, \"kind\": \"buffer\", \"buffer\": \"out\"},"
+	"   {\"offset\": 8, \"kind\": \"u32\", \"value\": 90}]}}],"
+	" \"frame\": [{\"name\": \"out\", \"buffer\": \"out\", \"offset\": 512, \"size\": 512}]}";
+
+static int setup(void **state)
+{
+	(void)state;
+	install();
+	gpu_job_body = gpu_job_child;
+	assert_non_null(mkdtemp(cache_dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void reset_mock(void)
+{
+	sticky = CUDA_SUCCESS;
+	pending_spin = 0;
+	links = modules_loaded = 0;
+	nobjects = 0;
+}
+
+static GpuResult run_job(const char *json, const GpuModuleSrc *srcs, size_t n, unsigned runs,
+                         bool no_cache, double timeout)
+{
+	reset_mock();
+	Manifest m;
+	Err e = ERR_INIT;
+	if (mf_parse("t/layer.json", json, strlen(json), &m, &e))
+		fail_msg("%s", err_msg(&e));
+	m.corpus = xstrdup(cache_dir);
+	GpuJob job = {.manifest = &m, .modules = srcs, .nmodules = n, .runs = runs,
+	              .warmup = 2, .timeout_s = timeout, .jit_limit_s = 10,
+	              .no_cache = no_cache, .cache_dir = cache_dir};
+	GpuResult res;
+	assert_int_equal(gpu_job_run(&job, &res, &e), 0);
+	mf_release(&m);
+	err_release(&e);
+	return res;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+static void test_gpu_launch__frame_timing_and_cache(void **state)
+{
+	(void)state;
+	GpuModuleSrc src[2] = {{.name = "a", .ptx = pattern_ptx, .ptx_len = strlen(pattern_ptx)},
+	                       {.name = "b", .ptx = pattern_ptx, .ptx_len = strlen(pattern_ptx)}};
+	GpuResult r = run_job(layer_json, src, 2, 7, false, 5);
+	if (r.status)
+		fail_msg("%s", r.message);
+	assert_string_equal(r.device, "Stand-in H200");
+	assert_int_equal(r.cc_major, 9);
+	for (int k = 0; k < 2; k++) {
+		const GpuModuleResult *mr = &r.mods[k];
+		assert_int_equal(mr->status, GPU_OK);
+		assert_int_equal(mr->frame_len, 512);
+		for (unsigned i = 0; i < 512; i++)   /* the frame is bytes 512.. of the buffer */
+			assert_int_equal(mr->frame[i], (unsigned char)(7 * (i + 512) + 90));
+		assert_int_equal(mr->times.n, 7);
+		assert_true(mr->times.median_ms == 0.25f);
+		assert_true(mr->repeat_checked && mr->repeatable);
+	}
+	/* The first compile was stored; the second module (same PTX) came from it. */
+	assert_false(r.mods[0].jit_cached);
+	assert_true(r.mods[0].jit_driver_ms == 1.5f);
+	assert_string_equal(r.mods[0].jit_log, "ptxas info    : stand-in compile");
+	assert_true(r.mods[1].jit_cached);
+	gpu_result_release(&r);
+
+	/* A second job: everything from the cache. */
+	r = run_job(layer_json, src, 1, 0, false, 5);
+	assert_int_equal(r.status, GPU_OK);
+	assert_true(r.mods[0].jit_cached);
+	assert_int_equal(r.mods[0].times.n, 0);
+	gpu_result_release(&r);
+
+	/* --no-cache: cuModuleLoadDataEx, nothing read. */
+	r = run_job(layer_json, src, 1, 0, true, 5);
+	assert_int_equal(r.status, GPU_OK);
+	assert_false(r.mods[0].jit_cached);
+	gpu_result_release(&r);
+}
+
+static void note(void *ctx, unsigned line, StrBuf *out)
+{
+	sb_addf(out, "%s line %u", (const char *)ctx, line + 100);
+}
+
+static void test_gpu_launch__jit_error_shows_the_line(void **state)
+{
+	(void)state;
+	const char bad[] = ".version 8.0\n.target sm_90\n"
+	                   ".visible .entry pattern(.param .u64 out, .param .u32 k)\n{\n"
+	                   "\tbogus.op %r1;\n\tret;\n}\n";
+	for (int nc = 0; nc < 2; nc++) {
+		GpuModuleSrc src[2] = {
+			{.name = "spliced.ptx", .ptx = bad, .ptx_len = strlen(bad), .line_note = note,
+			 .line_ctx = (void *)"template ptx/t.ptx"},
+			{.name = "good", .ptx = pattern_ptx, .ptx_len = strlen(pattern_ptx)}};
+		GpuResult r = run_job(layer_json, src, 2, 3, nc, 5);
+		assert_int_equal(r.status, GPU_ERROR);
+		const char *msg = r.mods[0].message;
+		assert_non_null(strstr(msg, "JIT of 'spliced.ptx' failed: "));
+		assert_non_null(strstr(msg, "CUDA_ERROR_INVALID_PTX"));
+		assert_non_null(strstr(msg, "ptxas application ptx input, line 5; error"));
+		assert_non_null(strstr(msg, "\n    5 | \tbogus.op %r1;\n      (template ptx/t.ptx line 105)"));
+		/* A JIT error is no fault: the other module runs and is timed. */
+		assert_int_equal(r.mods[1].status, GPU_OK);
+		assert_int_equal(r.mods[1].times.n, 3);
+		gpu_result_release(&r);
+	}
+}
+
+static void test_gpu_launch__missing_entry(void **state)
+{
+	(void)state;
+	const char other[] = ".visible .entry other(.param .u64 out)\n{\n\tret;\n}\n";
+	GpuModuleSrc src = {.name = "m", .ptx = other, .ptx_len = strlen(other)};
+	GpuResult r = run_job(layer_json, &src, 1, 0, true, 5);
+	assert_int_equal(r.status, GPU_ERROR);
+	assert_non_null(strstr(r.mods[0].message,
+	                        "launches[0]: cuModuleGetFunction 'pattern': CUDA_ERROR_NOT_FOUND"));
+	gpu_result_release(&r);
+}
+
+static const char iso_json[] =
+	"{\"layer\": \"t\", \"module\": \"t.ptx\", \"entry\": \"k\","
+	" \"buffers\": {\"out\": {\"size\": 64, \"init\": {\"kind\": \"zero\"}}},"
+	" \"launches\": [{\"entry\": \"%s\", \"grid\": [1,1,1], \"block\": [16,1,1],"
+	"  \"params\": {\"size\": 8, \"fields\": [{\"offset\": 0, \"kind\": \"buffer\", \"buffer\": \"out\"}]}}],"
+	" \"frame\": [{\"name\": \"out\", \"buffer\": \"out\"}]}";
+
+static void test_gpu_launch__fault_and_hang_isolated(void **state)
+{
+	(void)state;
+	/* Every module defines the entry "k"... as the stand-in kernel named in
+	 * its text: the manifest's entry is "shm" (harmless) for the original. */
+	char json[2048];
+	snprintf(json, sizeof json, iso_json, "shm");
+	const char good[] = ".visible .entry shm(.param .u64 out)\n{\n\tret;\n}\n";
+	GpuModuleSrc one = {.name = "good", .ptx = good, .ptx_len = strlen(good)};
+	GpuResult r = run_job(json, &one, 1, 0, true, 5);
+	assert_int_equal(r.status, GPU_OK);
+	unsigned want[16];
+	for (unsigned i = 0; i < 16; i++)
+		want[i] = i;
+	assert_memory_equal(r.mods[0].frame, want, 64);
+	gpu_result_release(&r);
+
+	/* The faulting kernel, under the manifest's entry name. */
+	snprintf(json, sizeof json, iso_json, "illegal");
+	const char illegal[] = ".visible .entry illegal(.param .u64 out)\n{\n\tret;\n}\n";
+	GpuModuleSrc two[2] = {{.name = "illegal-1", .ptx = illegal, .ptx_len = strlen(illegal)},
+	                       {.name = "illegal-2", .ptx = illegal, .ptx_len = strlen(illegal)}};
+	r = run_job(json, two, 2, 5, true, 5);
+	assert_int_equal(r.status, GPU_FAULT);
+	assert_int_equal(r.mods[0].status, GPU_FAULT);
+	if (!strstr(r.mods[0].message, "CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access"))
+		fail_msg("%s", r.mods[0].message);
+	assert_int_equal(r.mods[1].status, GPU_ERROR);
+	assert_non_null(strstr(r.mods[1].message, "not run"));
+	gpu_result_release(&r);
+
+	snprintf(json, sizeof json, iso_json, "spin");
+	const char spin[] = ".visible .entry spin(.param .u64 out)\n{\n\tret;\n}\n";
+	GpuModuleSrc s = {.name = "spinner", .ptx = spin, .ptx_len = strlen(spin)};
+	double t0 = now_seconds();
+	r = run_job(json, &s, 1, 0, true, 0.3);
+	assert_true(now_seconds() - t0 < 5);
+	assert_int_equal(r.status, GPU_HANG);
+	assert_non_null(strstr(r.mods[0].message, "stage 'launch spinner'"));
+	gpu_result_release(&r);
+}
+
+static void test_gpu_launch__arrays_and_objects(void **state)
+{
+	(void)state;
+	const char json[] =
+		"{\"layer\": \"t\", \"module\": \"t.ptx\", \"entry\": \"copy\","
+		" \"arrays\": {"
+		"  \"tex0\": {\"width\": 5, \"height\": 3, \"channels\": 2, \"format\": \"f16\","
+		"   \"init\": {\"kind\": \"random\", \"seed\": 11, \"min\": -2.0, \"max\": 2.0},"
+		"   \"texture\": {\"filter\": \"linear\", \"address\": \"wrap\", \"normalized\": true}},"
+		"  \"surf0\": {\"width\": 5, \"height\": 3, \"channels\": 2, \"format\": \"f16\","
+		"   \"init\": {\"kind\": \"fill\", \"byte\": 7}, \"surface\": true}},"
+		" \"launches\": [{\"entry\": \"copy\", \"grid\": [1,1,1], \"block\": [5,3,1],"
+		"  \"params\": {\"size\": 16, \"fields\": ["
+		"   {\"offset\": 8, \"kind\": \"surface\", \"array\": \"surf0\"},"
+		"   {\"offset\": 0, \"kind\": \"texture\", \"array\": \"tex0\"}]}}],"
+		" \"frame\": [{\"name\": \"copy\", \"array\": \"surf0\"}, {\"name\": \"tex\", \"array\": \"tex0\"}]}";
+	const char ptx[] = ".visible .entry copy(.param .u64 t, .param .u64 s)\n{\n\tret;\n}\n";
+	GpuModuleSrc src = {.name = "copy", .ptx = ptx, .ptx_len = strlen(ptx)};
+	GpuResult r = run_job(json, &src, 1, 2, true, 5);
+	if (r.status)
+		fail_msg("%s", r.message);
+	assert_int_equal(r.mods[0].frame_len, 2 * 60);
+	MfInit in = {.kind = MF_INIT_RANDOM, .seed = 11, .min = -2, .max = 2};
+	unsigned char want[60];
+	mf_fill_random(&in, MF_F16, want, 60);
+	assert_memory_equal(r.mods[0].frame, want, 60);        /* the surface: a copy */
+	assert_memory_equal(r.mods[0].frame + 60, want, 60);   /* the texture's array */
+	gpu_result_release(&r);
+}
+
+static void test_gpu_launch__dynamic_shared_opt_in(void **state)
+{
+	(void)state;
+	char json[2048];
+	snprintf(json, sizeof json, iso_json, "shm");
+	/* 64 KB of dynamic shared memory: above 48 KB the kernel is opted in
+	 * (the stand-in refuses the launch otherwise); repeat 3 adds i thrice. */
+	char *big = strstr(json, "\"grid\"");
+	char fixed[2048];
+	snprintf(fixed, sizeof fixed, "%.*s\"dynamic_shared_bytes\": 65536, \"repeat\": 3, %s",
+	         (int)(big - json), json, big);
+	const char good[] = ".visible .entry shm(.param .u64 out)\n{\n\tret;\n}\n";
+	GpuModuleSrc one = {.name = "good", .ptx = good, .ptx_len = strlen(good)};
+	GpuResult r = run_job(fixed, &one, 1, 4, true, 5);
+	if (r.status)
+		fail_msg("%s", r.message);
+	unsigned want[16];
+	for (unsigned i = 0; i < 16; i++)
+		want[i] = 3 * i;
+	assert_memory_equal(r.mods[0].frame, want, 64);
+	/* Inputs are uploaded again before each run: no drift. */
+	assert_true(r.mods[0].repeatable);
+	gpu_result_release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_launch__frame_timing_and_cache),
+		cmocka_unit_test(test_gpu_launch__jit_error_shows_the_line),
+		cmocka_unit_test(test_gpu_launch__missing_entry),
+		cmocka_unit_test(test_gpu_launch__fault_and_hang_isolated),
+		cmocka_unit_test(test_gpu_launch__arrays_and_objects),
+		cmocka_unit_test(test_gpu_launch__dynamic_shared_opt_in),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
