@@ -23,14 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#pragma weak df_build
-#pragma weak df_free
-#pragma weak df_reg
-#pragma weak df_opd_reg
-#pragma weak df_cut
-#pragma weak cut_release
-#pragma weak ana_phases
-#pragma weak phases_release
 
 static const char *const spaces[SP__COUNT] = {
 	[SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
@@ -94,8 +86,6 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
                     StrBuf *summary, Err *e)
 {
 	const Module *m = req->module;
-	if (!df_build || !df_cut || !df_reg || !df_opd_reg)
-		return err_set(e, "the dataflow analysis (src/ana/dataflow.c) is not in this build");
 	const Func *f = mod_func_find(m, str_c(req->entry));
 	if (!f || (f->flags & FNF_DECL))
 		return err_set(e, "no function '%s' with a body in module '%s'", req->entry,
@@ -110,10 +100,6 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	VEC(Named) nm = {0};
 	cJSON *root = NULL;
 	if (req->phase) {
-		if (!ana_phases || !phases_release) {
-			err_set(e, "the phase analysis (src/ana/phases.c) is not in this build");
-			goto out;
-		}
 		PhaseList pl = {0};
 		if (ana_phases(df, 0, &pl, e) < 0)
 			goto out;

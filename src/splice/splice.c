@@ -45,35 +45,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * The analyses (src/ana) are landing while this is written: weak references
- * keep the build linking without them, and splice_run says which is missing
- * instead of crashing.  (Remove once dataflow.c and phases.c are in.)
- */
-#pragma weak df_build
-#pragma weak df_free
-#pragma weak df_module
-#pragma weak df_func
-#pragma weak df_reg
-#pragma weak df_reg_find
-#pragma weak df_opd_reg
-#pragma weak df_reaching_def
-#pragma weak df_cut
-#pragma weak cut_release
-#pragma weak ana_phases
-#pragma weak phases_release
-
-static int need_analyses(bool phases, Err *e)
-{
-	if (!df_build || !df_free || !df_module || !df_func || !df_reg || !df_reg_find ||
-	    !df_opd_reg || !df_reaching_def || !df_cut || !cut_release)
-		return err_set(e, "the dataflow analysis (src/ana/dataflow.c) is not in this build");
-	if (phases && (!ana_phases || !phases_release))
-		return err_set(e, "the phase analysis (src/ana/phases.c) is not in this build: "
-		                  "cut by statements (\"cut\": {\"stmts\": [first, last]})");
-	return 0;
-}
-
 /* ---- small helpers ------------------------------------------------------- */
 
 static const Stmt *st(const Module *m, const Func *f, uint32_t i)
@@ -809,8 +780,6 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	if (!f->nstmt)
 		return err_set(e, "%s: function '%s' has no statements", r->path, entry);
 
-	if (need_analyses(r->cut == CUT_PHASE, e) < 0)
-		return -1;
 	int rc = -1;
 	Template t = {0};
 	bool have_t = false;

@@ -1,0 +1,556 @@
+/*
+ * test_splice.c - recipes, templates and the splicer, on small modules.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "base/file.h"
+#include "base/sha256.h"
+#include "ptx/parse.h"
+#include "splice/recipe.h"
+#include "splice/splice.h"
+#include "splice/template.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HEAD ".version 8.7\n.target sm_89\n.address_size 64\n"
+
+/* A kernel with two phases, nvcc-style names, a second .reg line for %r, a
+ * nested inline-asm scope with names without '%', and names that already
+ * use the first fresh prefix. */
+static const char K[] =
+	HEAD
+	".visible .entry k(.param .u64 k_p0)\n"
+	"{\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .b32 %r<30>;\n"
+	"\t.reg .b32 %r100, %r101;\n"
+	"\t.reg .b64 %rd<4>;\n"
+	"\t.reg .b32 %spl0_x;\n"
+	"\tld.param.u64 %rd1, [k_p0];\n"
+	"\tld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"
+	"\tld.global.v2.u32 {%r5, %r6}, [%rd1+16];\n"
+	"\tmov.b32 %r7, 0;\n"
+	"\tmov.b32 %spl0_x, 1;\n"
+	"\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r8, %r9}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r7};\n"
+	"\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r100, %r101}, {%r1, %r2, %r3, %r4}, {%r6, %r5}, {%r8, %r9};\n"
+	"\t{\n"
+	"\t.reg .b32 lo;\n"
+	"\tadd.s32 lo, %r100, %r101;\n"
+	"\tmov.b32 %r10, lo;\n"
+	"\t}\n"
+	"\tst.global.v4.u32 [%rd1], {%r100, %r101, %r10, %spl0_x};\n"
+	"\tret;\n"
+	"}\n";
+
+typedef struct {
+	Module *m;
+	Recipe r;
+	SpliceResult res;
+	Err e;
+} Fx;
+
+static char *sha_of(const Module *m, uint32_t first, uint32_t last)
+{
+	StrBuf sb = STRBUF_INIT;
+	const Func *f = mod_func_find(m, str_c("k"));
+	splice_cut_text(m, f, first, last, &sb);
+	char *hex = xmalloc(65);
+	sha256_hex(sb.p ? sb.p : "", sb.n, hex);
+	sb_release(&sb);
+	return hex;
+}
+
+static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last)
+{
+	memset(x, 0, sizeof(*x));
+	x->m = ptx_parse("k.ptx", K, strlen(K), &x->e);
+	assert_non_null(x->m);
+	char *hex = sha_of(x->m, first, last);
+	char buf[4096];
+	snprintf(buf, sizeof buf, recipe_fmt, hex);
+	free(hex);
+	if (rcp_parse("r.json", buf, strlen(buf), &x->r, &x->e) < 0)
+		fail_msg("recipe: %s", err_msg(&x->e));
+}
+
+static void fx_free(Fx *x)
+{
+	splice_result_release(&x->res);
+	rcp_release(&x->r);
+	mod_free(x->m);
+	err_release(&x->e);
+}
+
+static void assert_outside_unchanged(const SpliceResult *res, const char *in, size_t n)
+{
+	size_t pre = res->region_off, suf = res->text.n - res->region_off - res->region_len;
+	assert_true(pre + suf <= n);
+	assert_memory_equal(res->text.p, in, pre);
+	assert_memory_equal(res->text.p + res->text.n - suf, in + n - suf, suf);
+}
+
+/* ---- templates ------------------------------------------------------------ */
+
+static const char TPL[] =
+	"// a template\n"
+	"//! in    .b32 a b[2]\n"
+	"//! in    .b64 base\n"
+	"//! inout .v2.b32 acc\n"
+	"//! out   .b32 d\n"
+	"//! param OFF K\n"
+	"//! reads global shared\n"
+	"//! writes none\n"
+	"//! barriers 0\n"
+	"//! note anything\n"
+	"\t.reg .b32 %t<4>;\n"
+	"\t.reg .pred %q;\n"
+	"\tld.global.u32 %t0, [%{base}+${OFF*2+4}];\t// at ${OFF}\n"
+	"\tmov.u32 %t1, %tid.x;\n"
+	"\tadd.s32 %{d}, %{b[1]}, %t0;\t/* %{a} untouched in comments */\n"
+	"\tsetp.eq.s32 %q, %{a}, ${-K};\n";
+
+static void test_splice__template_header(void **state)
+{
+	(void)state;
+	Template t;
+	Err e = ERR_INIT;
+	if (tpl_parse("t.ptx", TPL, strlen(TPL), &t, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_int_equal(t.formals.n, 5);
+	const Formal *b = tpl_formal(&t, "b", 1);
+	assert_non_null(b);
+	assert_int_equal(b->count, 2);
+	assert_int_equal(b->dir, FM_IN);
+	assert_int_equal(b->bits, 32);
+	const Formal *acc = tpl_formal(&t, "acc", 3);
+	assert_int_equal(acc->vec, 2);
+	assert_int_equal(acc->dir, FM_INOUT);
+	assert_string_equal(acc->type, ".b32");
+	assert_int_equal(tpl_formal(&t, "base", 4)->bits, 64);
+	assert_int_equal(t.params.n, 2);
+	assert_true(t.reads & (1u << SP_GLOBAL));
+	assert_true(t.reads & (1u << SP_SHARED));
+	assert_int_equal(t.writes, 0);
+	assert_int_equal(t.barriers, 0);
+	assert_int_equal(t.locals.n, 2);
+	assert_string_equal(t.locals.v[0].name, "%t");
+	assert_int_equal(t.locals.v[0].count, 4);
+	assert_int_equal(t.nlines, 16);
+	tpl_release(&t);
+	err_release(&e);
+}
+
+static void expect_tpl_error(const char *text, const char *msg)
+{
+	Template t;
+	Err e = ERR_INIT;
+	assert_int_equal(tpl_parse("t.ptx", text, strlen(text), &t, &e), -1);
+	if (!strstr(err_msg(&e), msg))
+		fail_msg("expected '%s' in '%s'", msg, err_msg(&e));
+	err_release(&e);
+}
+
+static void test_splice__template_bad_header(void **state)
+{
+	(void)state;
+	expect_tpl_error("//! in .b32 a\n//! frobnicate x\n", "t.ptx:2: unknown header directive 'frobnicate'");
+	expect_tpl_error("//! in b32 a\n", "t.ptx:1: 'b32': expected a register type");
+	expect_tpl_error("//! in .b32 a a\n", "formal 'a' declared twice");
+	expect_tpl_error("//! out .b32 d[0]\n", "bad list length");
+	expect_tpl_error("//! reads texture\n", "'texture': expected a state space");
+	expect_tpl_error("//! in .b32 a\n\t.reg .b32 %a;\n", "t.ptx:2: local '%a' has the name of a formal");
+	expect_tpl_error("\t.reg .b32 x;\n", "template locals are %names");
+}
+
+static void test_splice__render(void **state)
+{
+	(void)state;
+	Template t;
+	Err e = ERR_INIT;
+	assert_int_equal(tpl_parse("t.ptx", TPL, strlen(TPL), &t, &e), 0);
+	const char *rj = "{\"cut\": {\"stmts\": [0, 0]}, \"template\": \"t.ptx\","
+	                 " \"params\": {\"OFF\": 10, \"K\": 3},"
+	                 " \"bind\": {\"a\": \"%r1\", \"b\": [\"%r2\", \"%r3\"], \"base\": \"%rd1\","
+	                 " \"acc\": \"%v1\", \"d\": \"%r4\"},"
+	                 " \"guards\": {\"sha256\": \"" "0000000000000000000000000000000000000000000000000000000000000000" "\"}}";
+	Recipe r;
+	if (rcp_parse("r.json", rj, strlen(rj), &r, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	StrBuf out = STRBUF_INIT;
+	if (tpl_render(&t, &r, "%spl3_", &out, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_non_null(strstr(out.p, "\t.reg .b32 %spl3_t<4>;\n\t.reg .pred %spl3_q;\n"));
+	assert_non_null(strstr(out.p, "ld.global.u32 %spl3_t0, [%rd1+24];\t// at 10\n"));
+	assert_non_null(strstr(out.p, "mov.u32 %spl3_t1, %tid.x;"));
+	assert_non_null(strstr(out.p, "add.s32 %r4, %r3, %spl3_t0;\t/* %{a} untouched in comments */"));
+	assert_non_null(strstr(out.p, "setp.eq.s32 %spl3_q, %r1, -3;"));
+	assert_non_null(strstr(out.p, "//! in    .b32 a b[2]\n")); /* header kept as written */
+	/* same number of lines: the line map relies on it */
+	size_t nl = 0;
+	for (size_t i = 0; i < out.n; i++)
+		nl += out.p[i] == '\n';
+	assert_int_equal(nl, t.nlines);
+	sb_release(&out);
+
+	/* a register that is neither local, formal nor special */
+	Template t2;
+	const char *bad = "//! out .b32 d\n\tmov.b32 %{d}, 0;\n\tmov.b32 %{d}, %r9;\n";
+	assert_int_equal(tpl_parse("u.ptx", bad, strlen(bad), &t2, &e), 0);
+	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "u.ptx:3: register '%r9' is neither a template local"));
+	tpl_release(&t2);
+	/* an index past the list, an undeclared parameter */
+	const char *bad2 = "//! in .b32 b[2]\n\tmov.b32 %{b[2]}, 0;\n";
+	assert_int_equal(tpl_parse("v.ptx", bad2, strlen(bad2), &t2, &e), 0);
+	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "v.ptx:2: '%{b[2]}': formal 'b' is a list of 2"));
+	tpl_release(&t2);
+	const char *bad3 = "//! in .b32 a\n\tadd.s32 %{a}, %{a}, ${NOPE};\n";
+	assert_int_equal(tpl_parse("w.ptx", bad3, strlen(bad3), &t2, &e), 0);
+	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "w.ptx:2: parameter 'NOPE' is not declared"));
+	tpl_release(&t2);
+	sb_release(&out);
+	rcp_release(&r);
+	tpl_release(&t);
+	err_release(&e);
+}
+
+static void test_splice__type_compatible(void **state)
+{
+	(void)state;
+	assert_true(ptx_type_compatible(str_c(".b32"), str_c(".u32")));
+	assert_true(ptx_type_compatible(str_c(".f32"), str_c(".b32")));
+	assert_true(ptx_type_compatible(str_c(".u32"), str_c(".s32")));
+	assert_false(ptx_type_compatible(str_c(".f32"), str_c(".u32")));
+	assert_false(ptx_type_compatible(str_c(".b32"), str_c(".b64")));
+	assert_false(ptx_type_compatible(str_c(".pred"), str_c(".b32")));
+	assert_true(ptx_type_compatible(str_c(".pred"), str_c(".pred")));
+	assert_true(ptx_type_compatible(str_c(".f16x2"), str_c(".b32")));
+	assert_int_equal(ptx_type_bits(".b128", 5), 128);
+	assert_true(ptx_special_reg("%tid.x", 6));
+	assert_true(ptx_special_reg("%clock64", 8));
+	assert_false(ptx_special_reg("%tidy", 5));
+}
+
+/* ---- recipes ------------------------------------------------------------- */
+
+static void expect_recipe_error(const char *json, const char *msg)
+{
+	Recipe r;
+	Err e = ERR_INIT;
+	assert_int_equal(rcp_parse("r.json", json, strlen(json), &r, &e), -1);
+	if (!strstr(err_msg(&e), msg))
+		fail_msg("expected '%s' in '%s'", msg, err_msg(&e));
+	err_release(&e);
+}
+
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+
+static void test_splice__recipe_parse(void **state)
+{
+	(void)state;
+	const char *j = "{\"layer\": \"enc4\", \"module\": \"enc4/enc4.ptx\", \"entry\": \"k\","
+	                " \"cut\": {\"phase\": 8, \"with_epilogue\": true},"
+	                " \"template\": \"enc4/phase-08.ptx\", \"params\": {\"W\": -16},"
+	                " \"bind\": {\"a\": \"%r1\", \"d\": [\"%r2\", \"%r3\"]},"
+	                " \"guards\": {\"mma\": 24, \"sha256\": \"" Z64 "\", \"first\": \"^mma\","
+	                " \"last\": \"mma\"}, \"interface\": {\"x\": 1}, \"note\": \"hi\"}";
+	Recipe r;
+	Err e = ERR_INIT;
+	if (rcp_parse("r.json", j, strlen(j), &r, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_string_equal(r.layer, "enc4");
+	assert_string_equal(r.module, "enc4/enc4.ptx");
+	assert_int_equal(r.cut, CUT_PHASE);
+	assert_int_equal(r.phase, 8);
+	assert_true(r.with_epilogue);
+	assert_int_equal(r.tkind, TPL_FILE);
+	assert_int_equal(rcp_param_find(&r, "W", 1)->value, -16);
+	const RecipeBind *b = rcp_bind_find(&r, "d");
+	assert_true(b->list);
+	assert_int_equal(b->nregs, 2);
+	assert_string_equal(b->regs[1], "%r3");
+	assert_true(r.has_mma);
+	assert_int_equal(r.mma, 24);
+	rcp_release(&r);
+	err_release(&e);
+
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha256\": \"" Z64 "\"}, \"memory\": 1}",
+	                    "r.json: 'memory': unknown key");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha\": \"x\"}}", "'guards.sha': unknown key");
+	expect_recipe_error("{\"cut\": {\"stmts\": [5, 2]}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha256\": \"" Z64 "\"}}", "first 5 is after last 2");
+	expect_recipe_error("{\"cut\": {\"phase\": 0}, \"template\": \"identity\"}",
+	                    "'cut.phase': 0 is not an integer in [1,");
+	expect_recipe_error("{\"template\": \"identity\"}", "'cut' is missing");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}}", "'template' is missing");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"params\": {\"X\": 1.5},"
+	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}",
+	                    "'params.X': 1.5 is not an integer");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": {\"a\": 3},"
+	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "'bind.a': expected a register");
+	expect_recipe_error("[1]", "a recipe is a JSON object");
+}
+
+/* ---- the splicer ----------------------------------------------------------- */
+
+static void test_splice__identity_fresh_prefix(void **state)
+{
+	(void)state;
+	Fx x;
+	/* s5..s6: the two mma; %r8/%r9 are temporaries (used only by s5) */
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"identity\","
+	            " \"guards\": {\"mma\": 2, \"sha256\": \"%s\"}}", 5, 6);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	/* %spl0_ occurs in the module: the next prefix is taken */
+	assert_string_equal(x.res.prefix, "%spl1_");
+	assert_int_equal(x.res.n_renamed, 2);
+	assert_int_equal(x.res.mma, 2);
+	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_r8, %spl1_r9;\n"));
+	assert_non_null(strstr(x.res.text.p, "{%spl1_r8, %spl1_r9}, {%r1, %r2, %r3, %r4}, {%r5, %r6}"));
+	assert_non_null(strstr(x.res.text.p, "{%r100, %r101}, {%r1, %r2, %r3, %r4}, {%r6, %r5}, {%spl1_r8, %spl1_r9};"));
+	assert_outside_unchanged(&x.res, K, strlen(K));
+	/* the output parses */
+	Err e = ERR_INIT;
+	Module *m2 = ptx_parse("out.ptx", x.res.text.p, x.res.text.n, &e);
+	assert_non_null(m2);
+	mod_free(m2);
+	err_release(&e);
+	/* the line map: the first line is generated, the mma lines are the module's */
+	StrBuf w = STRBUF_INIT;
+	splice_where(&x.res, "k.ptx", x.res.region_line, &w);
+	assert_non_null(strstr(w.p, "generated"));
+	sb_reset(&w);
+	splice_where(&x.res, "k.ptx", x.res.region_line + 2, &w);
+	assert_string_equal(w.p, "k.ptx:16 (in the cut, identity)");
+	sb_reset(&w);
+	splice_where(&x.res, "k.ptx", 3, &w);
+	assert_string_equal(w.p, "k.ptx:3");
+	sb_reset(&w);
+	/* after the region: the input's line (the region added 2 lines) */
+	splice_where(&x.res, "k.ptx", x.res.region_line + (uint32_t)x.res.line_map.n + 1, &w);
+	assert_string_equal(w.p, "k.ptx:19");
+	sb_release(&w);
+	fx_free(&x);
+}
+
+static void test_splice__scope_names_without_percent(void **state)
+{
+	(void)state;
+	Fx x;
+	/* s7..s8: the statements of the inline-asm scope (declares 'lo') */
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [7, 8]}, \"template\": \"perturb\","
+	            " \"guards\": {\"sha256\": \"%s\"}}", 7, 8);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	assert_non_null(strstr(err_msg(&x.e), "perturb: the cut s7..s8 holds no mma statement"));
+	fx_free(&x);
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [7, 8]}, \"template\": \"identity\","
+	            " \"guards\": {\"sha256\": \"%s\"}}", 7, 8);
+	req.recipe = &x.r;
+	req.module = x.m;
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	/* 'lo' is declared in the enclosing scope, outside the cut: a temporary
+	 * of the cut like any other, renamed to a %name in the splice's scope */
+	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_lo;\n\tadd.s32 \t%spl1_lo, %r100, %r101;") ||
+	                strstr(x.res.text.p, "\t.reg .b32 %spl1_lo;\n\tadd.s32 %spl1_lo, %r100, %r101;"));
+	assert_non_null(strstr(x.res.text.p, "mov.b32 %r10, %spl1_lo;"));
+	assert_outside_unchanged(&x.res, K, strlen(K));
+	fx_free(&x);
+	/* the whole scope inside the cut: 'lo' travels with the text */
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [6, 9]}, \"template\": \"identity\","
+	            " \"guards\": {\"sha256\": \"%s\"}}", 6, 9);
+	req.recipe = &x.r;
+	req.module = x.m;
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 lo;\n\tadd.s32 lo, %spl1_r100, %spl1_r101;"));
+	assert_outside_unchanged(&x.res, K, strlen(K));
+	fx_free(&x);
+	/* from inside the scope to outside it: refused */
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [8, 9]}, \"template\": \"identity\","
+	            " \"guards\": {\"sha256\": \"%s\"}}", 8, 9);
+	req.recipe = &x.r;
+	req.module = x.m;
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	assert_non_null(strstr(err_msg(&x.e), "the cut s8..s9 crosses a '{ }' scope boundary (line 22)"));
+	fx_free(&x);
+}
+
+static void test_splice__perturb(void **state)
+{
+	(void)state;
+	Fx x;
+	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"perturb\","
+	            " \"guards\": {\"sha256\": \"%s\"}}", 5, 6);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_non_null(strstr(x.res.text.p, "mov.b32 %spl1_one, 0x3C003C00; add.rn.f16x2 %spl1_r8, "
+	                                     "%spl1_r8, %spl1_one; }  // d4r-splice: perturb"));
+	fx_free(&x);
+}
+
+static char *write_tmp(const char *dir, const char *name, const char *text)
+{
+	char *p = xmalloc(strlen(dir) + strlen(name) + 2);
+	sprintf(p, "%s/%s", dir, name);
+	Err e = ERR_INIT;
+	assert_int_equal(write_file_atomic(p, text, strlen(text), &e), 0);
+	err_release(&e);
+	return p;
+}
+
+static void test_splice__template_checks(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/d4r-test-splice-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	/* s5..s6: live-in %r1..%r7, live-out %r100 %r101 */
+	char *tp = write_tmp(dir, "t.ptx",
+	                     "//! in .b32 a[4] b0 b1 c\n"
+	                     "//! out .b32 d0 d1\n"
+	                     "//! reads none\n//! writes none\n"
+	                     "\t.reg .b32 %x<2>;\n"
+	                     "\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%x0, %x1}, {%{a[0]}, %{a[1]}, %{a[2]}, %{a[3]}}, {%{b0}, %{b1}}, {%{c}, %{c}};\n"
+	                     "\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%{d0}, %{d1}}, {%{a[0]}, %{a[1]}, %{a[2]}, %{a[3]}}, {%{b1}, %{b0}}, {%x0, %x1};\n");
+	char fmt[2048];
+	snprintf(fmt, sizeof fmt,
+	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
+	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
+	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
+	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	Fx x;
+	fx_init(&x, fmt, 5, 6);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_non_null(strstr(x.res.text.p, "{%spl1_x0, %spl1_x1}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r7};"));
+	assert_outside_unchanged(&x.res, K, strlen(K));
+	StrBuf w = STRBUF_INIT;
+	splice_where(&x.res, "k.ptx", x.res.region_line + 6, &w);
+	char want[300];
+	snprintf(want, sizeof want, "template %s:6", tp);
+	assert_string_equal(w.p, want);
+	sb_release(&w);
+	fx_free(&x);
+
+	/* unbound live-out: d1 bound to a register that is not the live one */
+	char fmt2[2048];
+	snprintf(fmt2, sizeof fmt2,
+	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
+	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
+	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r11\"}, "
+	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	fx_init(&x, fmt2, 5, 6);
+	req.module = x.m;
+	req.recipe = &x.r;
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	if (!strstr(err_msg(&x.e), "live-out '%r101' (first used at s7, line 20) is not bound to any "
+	                           "output of the template"))
+		fail_msg("%s", err_msg(&x.e));
+	fx_free(&x);
+
+	/* an input with no definition before the cut */
+	snprintf(fmt2, sizeof fmt2,
+	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
+	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
+	         "\"%%%%r6\", \"c\": \"%%%%r10\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
+	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	fx_init(&x, fmt2, 5, 6);
+	req.module = x.m;
+	req.recipe = &x.r;
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	assert_non_null(strstr(err_msg(&x.e), "'bind.c': input '%r10' has no definition before the cut"));
+	fx_free(&x);
+
+	/* a list formal bound to a scalar */
+	snprintf(fmt2, sizeof fmt2,
+	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
+	         "{\"a\": \"%%%%r1\", \"b0\": \"%%%%r5\", \"b1\": "
+	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
+	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	fx_init(&x, fmt2, 5, 6);
+	req.module = x.m;
+	req.recipe = &x.r;
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	assert_non_null(strstr(err_msg(&x.e), "'bind.a': the formal is a list of 4 registers, the binding gives 1"));
+	fx_free(&x);
+
+	unlink(tp);
+	free(tp);
+	rmdir(dir);
+}
+
+static void test_splice__scaffold_splices_as_identity(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/d4r-test-scaffold-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("k.ptx", K, strlen(K), &e);
+	assert_non_null(m);
+	ScaffoldRequest sr = {m, "k", "lay", "lay/k.ptx", "lay/phase-01.ptx", 1, false, 0, 0};
+	StrBuf rj = STRBUF_INIT, tt = STRBUF_INIT;
+	if (splice_scaffold(&sr, &rj, &tt, NULL, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_non_null(strstr(tt.p, "//! in    .b32 "));
+	assert_non_null(strstr(tt.p, "//! out   .b32 "));
+	assert_non_null(strstr(rj.p, "\"live_out\""));
+	/* the template file where the recipe says, under a ptx root */
+	char root[300], sub[320];
+	snprintf(root, sizeof root, "%s/ptx", dir);
+	snprintf(sub, sizeof sub, "%s/lay", root);
+	assert_int_equal(mkdir_p(sub, &e), 0);
+	char *tp = write_tmp(sub, "phase-01.ptx", tt.p);
+	Recipe r;
+	if (rcp_parse("r.json", rj.p, rj.n, &r, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	SpliceRequest req = {m, NULL, &r, root, false};
+	SpliceResult res;
+	memset(&res, 0, sizeof res);
+	if (splice_run(&req, &res, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_outside_unchanged(&res, K, strlen(K));
+	assert_string_equal(res.template_name, "ptx/lay/phase-01.ptx");
+	splice_result_release(&res);
+	rcp_release(&r);
+	unlink(tp);
+	free(tp);
+	rmdir(sub);
+	rmdir(root);
+	rmdir(dir);
+	sb_release(&rj);
+	sb_release(&tt);
+	mod_free(m);
+	err_release(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_splice__template_header),
+		cmocka_unit_test(test_splice__template_bad_header),
+		cmocka_unit_test(test_splice__render),
+		cmocka_unit_test(test_splice__type_compatible),
+		cmocka_unit_test(test_splice__recipe_parse),
+		cmocka_unit_test(test_splice__identity_fresh_prefix),
+		cmocka_unit_test(test_splice__scope_names_without_percent),
+		cmocka_unit_test(test_splice__perturb),
+		cmocka_unit_test(test_splice__template_checks),
+		cmocka_unit_test(test_splice__scaffold_splices_as_identity),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
