@@ -100,6 +100,9 @@ struct Dataflow {
 	uint8_t *opdpart;          /* per operand: names a vector element */
 
 	VEC(RegInfo) regs;
+	uint32_t nbuilt;           /* registers known when the analysis ran; a
+	                              later df_reg_find of a declared but unused
+	                              name adds one that nothing defines or uses */
 	VEC(uint8_t) regparam;     /* .func .reg parameter */
 	NameEnt *ht;
 	uint32_t htcap, htn;
@@ -985,6 +988,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		VEC_GROW(df->defkill, 1);
 
 	uint32_t nr = (uint32_t)df->regs.n;
+	df->nbuilt = nr;
 	csr_build(nr, n, df->def_off, df->defs.v, NULL, &df->rdef_off, &df->rdef, NULL);
 	csr_build(nr, n, df->def_off, df->defs.v, df->defkill.v, &df->rkill_off, &df->rkill, NULL);
 	csr_build(nr, n, df->use_off, df->uses.v, NULL, &df->ruse_off, &df->ruse, NULL);
@@ -1332,7 +1336,7 @@ static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
 
 int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg)
 {
-	if (stmt >= df->nstmt || reg >= df->regs.n)
+	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return DF_DEF_NONE;
 	Reach r = reach_at(df, stmt, reg);
 	if (r.n == 0)
@@ -1371,7 +1375,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 {
-	if (stmt >= df->nstmt || reg >= df->regs.n)
+	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return false;
 	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
 	if (stmt + 1 < end)
@@ -1381,7 +1385,7 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 
 bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 {
-	return b < df->nblk && reg < df->regs.n && bit_get(df->live_in + (size_t)b * df->words, reg);
+	return b < df->nblk && reg < df->nbuilt && bit_get(df->live_in + (size_t)b * df->words, reg);
 }
 
 /* Uses of reg in [from, end of block) up to and including the first kill;
@@ -1454,7 +1458,7 @@ static int cmp_u32(const void *a, const void *b)
 
 uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
 {
-	if (stmt >= df->nstmt || reg >= df->regs.n)
+	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return 0;
 	UseList l = {{0}};
 	uses_after(df, stmt, reg, add_to_list, &l);

@@ -87,7 +87,14 @@ static void test_dataflow__registers_ranges_plain_special(void **state)
 	               "\tmov.f32 lone, 0f3F800000;\n"
 	               "\tmov.u32 %r12, 1;\n" /* not covered by %r<10> */
 	               "\tret;\n}\n");
-	assert_true(df_reg_find(x.df, str_c("%r9")) >= 0);
+	/* declared, never used: found after the build, defined and used nowhere */
+	int64_t r9 = df_reg_find(x.df, str_c("%r9"));
+	assert_true(r9 >= 0);
+	assert_false(df_live_after(x.df, 0, (uint32_t)r9));
+	assert_int_equal(df_reaching_def(x.df, 2, (uint32_t)r9), DF_DEF_NONE);
+	uint32_t none[2];
+	assert_int_equal(df_uses_of(x.df, 0, (uint32_t)r9, none, 2), 0);
+	assert_true(df_reg_find(x.df, str_c("%laneid")) >= 0);
 	assert_true(df_reg_find(x.df, str_c("%r10")) < 0);
 	assert_true(df_reg_find(x.df, str_c("%r01")) < 0);
 	assert_true(df_reg_find(x.df, str_c("k_p0")) < 0);
