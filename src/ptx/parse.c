@@ -35,9 +35,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Character classes. */
-enum { C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16, C_TRIV = 32, C_OPC = 64 };
+enum {
+	C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16, C_TRIV = 32, C_OPC = 64,
+	C_STOP = 128 /* stops skip_to_semicolon/skip_block: ; { } " / newline */
+};
 static unsigned char cls[256];
 
 static void init_classes(void)
@@ -62,6 +68,12 @@ static void init_classes(void)
 		if (cls[c] & C_IDCONT)
 			cls[c] |= C_OPC;
 	cls['.'] |= C_OPC;
+	cls[';'] |= C_STOP;
+	cls['{'] |= C_STOP;
+	cls['}'] |= C_STOP;
+	cls['"'] |= C_STOP;
+	cls['/'] |= C_STOP;
+	cls['\n'] |= C_STOP;
 }
 
 typedef struct {
@@ -138,21 +150,81 @@ static int trivia_slow(Parser *P)
 	return 0;
 }
 
-/* Most calls find no trivia at all (the next byte is ',' or ';'): answer
- * those without a call. */
+/* Most calls find no trivia at all (the next byte is ',' or ';'), and most
+ * of the rest a newline and some blanks: answer those without a call. */
 static inline int trivia(Parser *P)
 {
-	if (LIKELY(P->p < P->end) && !(cls[(unsigned char)*P->p] & C_TRIV))
+	const char *p = P->p, *end = P->end;
+	if (LIKELY(p < end) && !(cls[(unsigned char)*p] & C_TRIV))
 		return 0;
-	return trivia_slow(P);
+	uint32_t nl = 0;
+	while (p < end) {
+		unsigned c = (unsigned char)*p;
+		if (c == ' ' || c == '\t')
+			p++;
+		else if (c == '\n')
+			nl++, p++;
+		else
+			break;
+	}
+	P->line += nl;
+	P->p = p;
+	if (p < end && (cls[(unsigned char)*p] & C_TRIV))
+		return trivia_slow(P);
+	return 0;
 }
 
-/* Scans [A-Za-z0-9_$]* from p. */
-static inline const char *scan_idcont(const char *p, const char *end)
+/*
+ * Scans [A-Za-z0-9_$]* (with `dot`, also '.') from p.  Names in vendor PTX
+ * are long (mangled C++ parameter names run past 100 bytes), so with SSE2
+ * sixteen bytes are classified at once: letters by folding case and one
+ * biased signed compare, digits likewise, '_' '$' '.' by equality.  The
+ * vector path only loads inside [p, end); the tail is scalar.
+ */
+#ifdef __SSE2__
+static inline unsigned idcont_mask(__m128i v, int dot)
 {
-	while (p < end && (cls[(unsigned char)*p] & C_IDCONT))
+	__m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+	__m128i letter = _mm_cmplt_epi8(_mm_add_epi8(lower, _mm_set1_epi8((char)(0x80 - 'a'))),
+	                                _mm_set1_epi8((char)(0x80 + 26)));
+	__m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
+	                               _mm_set1_epi8((char)(0x80 + 10)));
+	__m128i ok = _mm_or_si128(letter, digit);
+	ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+	ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('$')));
+	if (dot)
+		ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('.')));
+	return (unsigned)_mm_movemask_epi8(ok);
+}
+#endif
+
+static inline const char *scan_class(const char *p, const char *end, int dot)
+{
+#ifdef __SSE2__
+	while (p + 16 <= end) {
+		unsigned m = ~idcont_mask(_mm_loadu_si128((const __m128i *)(const void *)p), dot) & 0xffffu;
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	unsigned char want = dot ? C_OPC : C_IDCONT;
+	while (p < end && (cls[(unsigned char)*p] & want))
 		p++;
 	return p;
+}
+
+static inline const char *scan_idcont(const char *p, const char *end)
+{
+	/* most names (registers) are a few bytes: look at eight one by one
+	 * before going wide */
+	if (LIKELY(p + 8 <= end)) {
+		for (int i = 0; i < 8; i++)
+			if (!(cls[(unsigned char)p[i]] & C_IDCONT))
+				return p + i;
+		p += 8;
+	}
+	return scan_class(p, end, 0);
 }
 
 /* name := [%A-Za-z_$][A-Za-z0-9_$]* ; a '%' name may carry ".x"-style
@@ -224,37 +296,75 @@ static int skip_string(Parser *P)
 }
 
 /*
+ * Steps over bytes that need no attention (anything but ; { } " / newline)
+ * and returns the next one that does, counting nothing: callers count the
+ * newlines they stop at.
+ */
+static inline const char *skip_plain(const char *p, const char *end)
+{
+	while (p < end && !(cls[(unsigned char)*p] & C_STOP))
+		p++;
+	return p;
+}
+
+/* At p ('/' or '"'): steps over a comment or a string; other '/' by one. */
+static int skip_special(Parser *P, const char **pp)
+{
+	const char *p = *pp;
+	P->p = p;
+	if (*p == '"') {
+		if (skip_string(P) < 0)
+			return -1;
+	} else if (p + 1 < P->end && (p[1] == '/' || p[1] == '*')) {
+		if (trivia_slow(P) < 0)
+			return -1;
+	} else
+		P->p = p + 1;
+	*pp = P->p;
+	return 0;
+}
+
+/*
  * until_semicolon := { string | '{' ... '}' | any } ';'
  * Skips through the ';' that ends a directive at brace depth 0 (initialisers
  * hold braces and commas).  Stops with an error at a '}' that would close an
- * enclosing scope.
+ * enclosing scope.  Data initialisers can be megabytes, so the plain bytes
+ * between the characters that matter are skipped in a tight loop.
  */
 static int skip_to_semicolon(Parser *P, const char *start)
 {
 	int depth = 0;
-	while (P->p < P->end) {
-		if (trivia(P) < 0)
-			return -1;
-		int c = peek(P);
-		if (c < 0)
+	const char *p = P->p, *end = P->end;
+	for (;;) {
+		p = skip_plain(p, end);
+		if (p >= end)
 			break;
-		if (c == '"') {
-			if (skip_string(P) < 0)
+		int c = (unsigned char)*p;
+		if (c == '\n') {
+			P->line++;
+			p++;
+		} else if (c == '/' || c == '"') {
+			if (skip_special(P, &p) < 0)
 				return -1;
-			continue;
-		}
-		if (c == '{')
+		} else if (c == '{') {
 			depth++;
-		else if (c == '}') {
-			if (depth == 0)
-				return fail_at(P, P->p, "expected ';' before '}'");
+			p++;
+		} else if (c == '}') {
+			if (depth == 0) {
+				P->p = p;
+				return fail_at(P, p, "expected ';' before '}'");
+			}
 			depth--;
-		} else if (c == ';' && depth == 0) {
-			P->p++;
-			return 0;
+			p++;
+		} else { /* ';' */
+			p++;
+			if (depth == 0) {
+				P->p = p;
+				return 0;
+			}
 		}
-		P->p++;
 	}
+	P->p = p;
 	return fail_at(P, start, "unterminated directive: no ';' before the end of the file");
 }
 
@@ -270,23 +380,31 @@ static int skip_block(Parser *P, const char *start)
 	if (peek(P) != '{')
 		return fail_at(P, P->p, "expected '{' to open the section");
 	int depth = 0;
-	while (P->p < P->end) {
-		if (trivia(P) < 0)
-			return -1;
-		int c = peek(P);
-		if (c == '"') {
-			if (skip_string(P) < 0)
+	const char *p = P->p, *end = P->end;
+	for (;;) {
+		p = skip_plain(p, end);
+		if (p >= end)
+			break;
+		int c = (unsigned char)*p;
+		if (c == '\n') {
+			P->line++;
+			p++;
+		} else if (c == '/' || c == '"') {
+			if (skip_special(P, &p) < 0)
 				return -1;
-			continue;
-		}
-		if (c == '{')
+		} else if (c == '{') {
 			depth++;
-		else if (c == '}' && --depth == 0) {
-			P->p++;
-			return 0;
-		}
-		P->p++;
+			p++;
+		} else if (c == '}') {
+			p++;
+			if (--depth == 0) {
+				P->p = p;
+				return 0;
+			}
+		} else
+			p++;
 	}
+	P->p = p;
 	return fail_at(P, start, "unterminated section: no closing '}'");
 }
 
@@ -489,6 +607,8 @@ static int operand(Parser *P, int depth)
 		P->p++;
 		if (trivia(P) < 0)
 			return -1;
+		if (peek(P) == '!') /* the model has one NOT flag, PTX one '!' */
+			return fail_at(P, P->p, "repeated '!'");
 		uint32_t i = (uint32_t)P->m->opds.n;
 		if (operand(P, depth + 1) < 0)
 			return -1;
@@ -551,6 +671,204 @@ static int operand(Parser *P, int depth)
 
 /* ---- statements ---------------------------------------------------------- */
 
+/*
+ * Opcode lookup keyed by the component's bytes as a little-endian word: all
+ * but a few opcodes are at most 8 bytes, so one multiply-shift hash and one
+ * 64-bit compare replace a string hash and memcmp.  Longer ones go to
+ * op_lookup.
+ */
+enum { OPTAB_BITS = 9 };
+static struct {
+	uint64_t key;
+	uint16_t op;
+} optab[1u << OPTAB_BITS];
+
+static inline uint32_t optab_hash(uint64_t k)
+{
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - OPTAB_BITS));
+}
+
+static void init_optab(void)
+{
+	for (int op = 1; op < OP__COUNT; op++) {
+		const char *name = op_name((Op)op);
+		size_t n = strlen(name);
+		if (n > 8)
+			continue;
+		uint64_t k = 0;
+		memcpy(&k, name, n);
+		uint32_t h = optab_hash(k);
+		while (optab[h].op)
+			h = (h + 1) & ((1u << OPTAB_BITS) - 1);
+		optab[h].key = k;
+		optab[h].op = (uint16_t)op;
+	}
+}
+
+static inline Op op_find(const char *s, size_t n, const char *end)
+{
+	if (n > 8 || n == 0)
+		return op_lookup(s, n);
+	uint64_t k = 0;
+	if (LIKELY(s + 8 <= end)) {
+		memcpy(&k, s, 8);
+		if (n < 8)
+			k &= (1ull << (8 * n)) - 1;
+	} else
+		memcpy(&k, s, n);
+	for (uint32_t h = optab_hash(k);; h = (h + 1) & ((1u << OPTAB_BITS) - 1)) {
+		if (optab[h].key == k)
+			return (Op)optab[h].op;
+		if (!optab[h].op)
+			return OP_UNKNOWN;
+	}
+}
+
+/* Skips blanks; anything else that is trivia goes the general way. */
+static inline int blanks(Parser *P)
+{
+	const char *p = P->p, *end = P->end;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	P->p = p;
+	if (p < end && (cls[(unsigned char)*p] & C_TRIV))
+		return trivia_slow(P);
+	return 0;
+}
+
+/*
+ * The shapes that make up nearly every operand of compiler output, parsed
+ * without the general machinery: a register or name followed by ',' ';'
+ * (or blanks and one of them), "{ reg|int|_, ... }" and "[ name ]" /
+ * "[ name+int ]" / "[ name-int ]".  Each builds exactly the operands the
+ * general rule would; anything else returns 0 with nothing pushed and P->p
+ * untouched, and the caller takes the general path.
+ */
+static inline const char *fast_name(Parser *P, const char *p, int depth)
+{
+	const char *end = P->end;
+	const char *q = scan_name(p, end);
+	const char *r = q;
+	while (r < end && (*r == ' ' || *r == '\t'))
+		r++;
+	if (r >= end)
+		return NULL;
+	int d = (unsigned char)*r;
+	if (d == '|' || (depth == 0 && (d == '+' || d == '-')) || (cls[d] & C_TRIV))
+		return NULL;
+	OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
+	if (push_leaf(P, p, q, kind) < 0)
+		return NULL;
+	return q;
+}
+
+static int fast_operand(Parser *P)
+{
+	Module *m = P->m;
+	const char *s = P->p, *end = P->end;
+	if (UNLIKELY(s >= end))
+		return 0;
+	int c = (unsigned char)*s;
+	size_t mark = m->opds.n;
+	if (cls[c] & C_IDSTART) {
+		const char *q = fast_name(P, s, 0);
+		if (!q)
+			return 0;
+		P->p = q;
+		return 1;
+	}
+	if (c == '{') {
+		uint32_t i = push_opd(P, s, OPD_VEC);
+		const char *p = s + 1;
+		for (;;) {
+			while (p < end && *p == ' ')
+				p++;
+			if (p >= end)
+				goto slow;
+			int e = (unsigned char)*p;
+			if (e == '%' || e == '_') {
+				p = fast_name(P, p, 1);
+				if (!p)
+					goto slow;
+			} else if ((cls[e] & C_DIGIT) || e == '-') {
+				P->p = p;
+				if (number(P) < 0) {
+					P->failed = 0;
+					goto slow;
+				}
+				p = P->p;
+			} else
+				goto slow;
+			while (p < end && *p == ' ')
+				p++;
+			if (p >= end)
+				goto slow;
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			if (*p != '}')
+				goto slow;
+			P->p = p + 1;
+			if (finish_opd(P, i, P->p) < 0)
+				goto slow;
+			return 1;
+		}
+	}
+	if (c == '[') {
+		uint32_t i = push_opd(P, s, OPD_ADDR);
+		const char *p = s + 1;
+		if (p >= end || !(cls[(unsigned char)*p] & C_IDSTART))
+			goto slow;
+		const char *q = scan_name(p, end);
+		OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
+		if (q >= end)
+			goto slow;
+		if (*q == ']') {
+			if (push_leaf(P, p, q, kind) < 0)
+				goto slow;
+			m->opds.v[i].addr_terms = 1;
+			P->p = q + 1;
+			return finish_opd(P, i, P->p) < 0 ? (P->failed = 0, m->opds.n = mark, P->p = s, 0) : 1;
+		}
+		if ((*q != '+' && *q != '-') || q + 1 >= end)
+			goto slow;
+		const char *num = *q == '+' ? q + 1 : q;
+		if (!(cls[(unsigned char)num[0]] & C_DIGIT) && !(num[0] == '-' && num + 1 < end &&
+		                                                 (cls[(unsigned char)num[1]] & C_DIGIT)))
+			goto slow;
+		uint32_t ex = push_opd(P, p, OPD_EXPR);
+		if (push_leaf(P, p, q, kind) < 0)
+			goto slow;
+		P->p = num;
+		if (number(P) < 0) {
+			P->failed = 0;
+			goto slow;
+		}
+		if (*q == '+')
+			m->opds.v[m->opds.n - 1].flags |= OPDF_PLUS;
+		if (P->p >= end || *P->p != ']')
+			goto slow;
+		if (finish_opd(P, ex, P->p) < 0)
+			goto slow;
+		m->opds.v[i].addr_terms = 2;
+		P->p++;
+		if (finish_opd(P, i, P->p) < 0)
+			goto slow;
+		return 1;
+	}
+	return 0;
+slow:
+	/* Not one of the usual shapes (or a malformed one): forget what was
+	 * pushed and let the general rule parse it and report any error. */
+	if (P->e && P->failed)
+		err_clear(P->e);
+	P->failed = 0;
+	m->opds.n = mark;
+	P->p = s;
+	return 0;
+}
+
 static int is_mma(const Module *m, const Stmt *s)
 {
 	switch (s->op) {
@@ -567,7 +885,7 @@ static int is_mma(const Module *m, const Stmt *s)
 
 /* statement := [ '@' ['!'] pred ] opcode [ operand { ',' operand } ] ';'
  * P->p is at '@' or at the opcode's first character. */
-static int statement(Parser *P)
+static int statement(Parser *P, const char *q1)
 {
 	Stmt st = {0};
 	const char *s = P->p;
@@ -598,12 +916,11 @@ static int statement(Parser *P)
 	const char *op = P->p, *end = P->end;
 	if (op >= end || !(cls[(unsigned char)*op] & C_IDSTART) || *op == '%' || *op == '$')
 		return fail_at(P, op >= end ? end : op, "expected an instruction");
-	const char *q = scan_idcont(op + 1, end);
-	st.op = (uint16_t)op_lookup(op, (size_t)(q - op));
+	const char *q = q1 ? q1 : scan_idcont(op + 1, end);
+	st.op = (uint16_t)op_find(op, (size_t)(q - op), end);
 	/* modifiers: ( '.' word | '::' word )* */
 	for (;;) {
-		while (q < end && (cls[(unsigned char)*q] & C_OPC))
-			q++;
+		q = scan_class(q, end, 1);
 		if (q + 2 < end && q[0] == ':' && q[1] == ':' && (cls[(unsigned char)q[2]] & C_IDCONT))
 			q += 2;
 		else
@@ -616,21 +933,30 @@ static int statement(Parser *P)
 	st.oplen = (uint16_t)(q - op);
 	st.opdelta = (uint16_t)(op - s);
 	P->p = q;
-	if (trivia(P) < 0)
+	if (blanks(P) < 0)
 		return -1;
 	unsigned n = 0;
 	if (peek(P) != ';') {
 		for (;;) {
-			if (operand(P, 0) < 0)
+			if (!fast_operand(P) && operand(P, 0) < 0)
 				return -1;
-			if (++n > 255)
+			if (UNLIKELY(++n > 255))
 				return fail_at(P, P->p, "too many operands");
-			if (trivia(P) < 0)
+			const char *p = P->p;
+			/* ", " before the next operand, or ';': the usual case */
+			if (LIKELY(p + 2 < end) && p[0] == ',' && p[1] == ' ' &&
+			    !(cls[(unsigned char)p[2]] & C_TRIV)) {
+				P->p = p + 2;
+				continue;
+			}
+			if (LIKELY(p < end) && *p == ';')
+				break;
+			if (blanks(P) < 0)
 				return -1;
 			int c = peek(P);
 			if (c == ',') {
 				P->p++;
-				if (trivia(P) < 0)
+				if (blanks(P) < 0)
 					return -1;
 				continue;
 			}
@@ -900,12 +1226,18 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			continue;
 		}
 		if (c == '@') {
-			if (statement(P) < 0)
+			if (statement(P, NULL) < 0)
 				return -1;
 			continue;
 		}
 		if (cls[c] & C_IDSTART) {
 			const char *q = scan_name(s, P->end);
+			/* "word." or "word;" can only start an instruction */
+			if (q < P->end && (*q == '.' || *q == ';') && c != '%') {
+				if (statement(P, q) < 0)
+					return -1;
+				continue;
+			}
 			const char *after = q;
 			uint32_t line = P->line;
 			P->p = q;
@@ -919,7 +1251,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			}
 			P->p = s;
 			P->line = line;
-			if (statement(P) < 0)
+			if (statement(P, NULL) < 0)
 				return -1;
 			continue;
 		}
@@ -1158,7 +1490,10 @@ static int module(Parser *P)
 
 Module *ptx_parse(const char *name, const char *src, size_t len, Err *e)
 {
-	init_classes();
+	if (!cls['a']) {
+		init_classes();
+		init_optab();
+	}
 	if (len >= 0xffffffffu) {
 		err_set(e, "%s: file too large (%zu bytes; at most 4 GiB)", name, len);
 		return NULL;

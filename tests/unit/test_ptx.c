@@ -880,6 +880,8 @@ static void test_ptx__error_misc(void **state)
 	assert_located(parse_bad(src, strlen(src)), 6, 4, "expected a predicate");
 	src = ENTRY("\t@%p1 ;\n");
 	assert_located(parse_bad(src, strlen(src)), 6, 7, "expected an instruction");
+	src = ENTRY("\tand.pred %p1, %p2, !!%p3;\n"); /* found by fuzz_ptx */
+	assert_located(parse_bad(src, strlen(src)), 6, 22, "repeated '!'");
 	src = ENTRY("\t.reg .b32 %r<;\n");
 	assert_located(parse_bad(src, strlen(src)), 6, 15, "expected a register count");
 	src = ENTRY("\tmov.u32 %r1 %r2;\n");

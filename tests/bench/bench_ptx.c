@@ -1,0 +1,150 @@
+/*
+ * bench_ptx.c - parse and emit throughput of the PTX front end.
+ *
+ *   bench_ptx [-n RUNS] corpus FILE...   every file once per pass (best of
+ *                                        RUNS passes): parse-only and
+ *                                        parse+emit MB/s over all the bytes
+ *   bench_ptx [-n RUNS] file FILE        one file, best of RUNS
+ *   bench_ptx mem FILE                   parse + emit once; peak RSS
+ *
+ * Inputs are read into memory before the clock starts, so the figures are
+ * the parser's, not the disk's.  Two clocks: wall time, and the CPU time of
+ * this thread (CLOCK_THREAD_CPUTIME_ID), which a busy machine disturbs much
+ * less; the best of RUNS is kept for each.  Output is `key value` lines for
+ * scripts/bench to format.  Every parse is checked (emit must reproduce the
+ * input), so a fast wrong parser cannot post a figure.
+ */
+#include "base/err.h"
+#include "base/file.h"
+#include "ptx/emit.h"
+#include "ptx/parse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+	double wall, cpu;
+} Times;
+
+typedef struct {
+	const char *path;
+	char *p;
+	size_t n;
+} Input;
+
+static void load(Input *in, const char *path)
+{
+	Err e = ERR_INIT;
+	in->path = path;
+	if (read_file(path, &in->p, &in->n, &e) < 0) {
+		fprintf(stderr, "bench_ptx: %s\n", err_msg(&e));
+		exit(2);
+	}
+}
+
+/* Parses (and with `emit`, emits) one input; returns the seconds taken. */
+static Times run(const Input *in, int emit, StrBuf *out)
+{
+	Err e = ERR_INIT;
+	double t0 = now_seconds(), c0 = cpu_seconds();
+	Module *m = ptx_parse(in->path, in->p, in->n, &e);
+	if (!m) {
+		fprintf(stderr, "%s\n", err_msg(&e));
+		exit(2);
+	}
+	if (emit) {
+		sb_reset(out);
+		if (ptx_emit(m, NULL, 0, out, &e) < 0) {
+			fprintf(stderr, "%s\n", err_msg(&e));
+			exit(2);
+		}
+	}
+	mod_free(m);
+	Times t = {now_seconds() - t0, cpu_seconds() - c0};
+	if (emit && (out->n != in->n || memcmp(out->p, in->p, in->n) != 0)) {
+		fprintf(stderr, "bench_ptx: %s does not round-trip\n", in->path);
+		exit(1);
+	}
+	return t;
+}
+
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 5, a = 1;
+	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
+		runs = atoi(argv[a + 1]);
+		a += 2;
+	}
+	if (a + 1 >= argc) {
+		fprintf(stderr, "usage: bench_ptx [-n RUNS] corpus|file|mem FILE...\n");
+		return 2;
+	}
+	const char *mode = argv[a++];
+	StrBuf out = STRBUF_INIT;
+	if (!strcmp(mode, "mem")) {
+		long base = maxrss_kb();
+		MapFile mf;
+		Err e = ERR_INIT;
+		if (map_open(&mf, argv[a], &e) < 0) {
+			fprintf(stderr, "bench_ptx: %s\n", err_msg(&e));
+			return 2;
+		}
+		Input in = {argv[a], (char *)mf.p, mf.n};
+		run(&in, 1, &out);
+		long peak = maxrss_kb();
+		printf("bytes %zu\nbase_rss_kb %ld\npeak_rss_kb %ld\n", mf.n, base, peak);
+		return 0;
+	}
+	int nin = argc - a;
+	Input *in = calloc((size_t)nin, sizeof *in);
+	size_t total = 0;
+	for (int i = 0; i < nin; i++) {
+		load(&in[i], argv[a + i]);
+		total += in[i].n;
+	}
+	sb_grow(&out, 1 << 20);
+	Times bp = {1e30, 1e30}, bb = {1e30, 1e30};
+	for (int r = 0; r < runs; r++) {
+		Times tp = {0, 0}, tb = {0, 0};
+		for (int i = 0; i < nin; i++) {
+			Times t = run(&in[i], 0, &out);
+			tp.wall += t.wall, tp.cpu += t.cpu;
+		}
+		for (int i = 0; i < nin; i++) {
+			Times t = run(&in[i], 1, &out);
+			tb.wall += t.wall, tb.cpu += t.cpu;
+		}
+		bp.wall = tp.wall < bp.wall ? tp.wall : bp.wall;
+		bp.cpu = tp.cpu < bp.cpu ? tp.cpu : bp.cpu;
+		bb.wall = tb.wall < bb.wall ? tb.wall : bb.wall;
+		bb.cpu = tb.cpu < bb.cpu ? tb.cpu : bb.cpu;
+	}
+	printf("files %d\nbytes %zu\n", nin, total);
+	printf("parse_wall_s %.6f\nparse_cpu_s %.6f\nparse_emit_wall_s %.6f\nparse_emit_cpu_s %.6f\n",
+	       bp.wall, bp.cpu, bb.wall, bb.cpu);
+	printf("parse_mbps %.1f\nparse_emit_mbps %.1f\n", total / bp.cpu / 1e6, total / bb.cpu / 1e6);
+	printf("parse_wall_mbps %.1f\nparse_emit_wall_mbps %.1f\n", total / bp.wall / 1e6,
+	       total / bb.wall / 1e6);
+	for (int i = 0; i < nin; i++)
+		free(in[i].p);
+	free(in);
+	sb_release(&out);
+	return 0;
+}
