@@ -772,65 +772,70 @@ static inline void bit_clr(uint64_t *s, uint32_t i)
 	s[i >> 6] &= ~(1ull << (i & 63));
 }
 
+/*
+ * Liveness, one register at a time: every block where the register is read
+ * before any killing definition is live-in; from there the register is
+ * live-out of each predecessor, and live-in there too unless that block
+ * kills it, and so on backwards.  The work is proportional to the size of
+ * the live sets (most registers live in a few blocks), not to blocks x
+ * registers x iterations as the bitset fixpoint would be on functions with
+ * a thousand blocks and ten thousand registers.  The results are still
+ * stored as one bitset over blocks per register.
+ */
+static bool block_kills(const Dataflow *df, uint32_t b, uint32_t reg)
+{
+	uint32_t lo = df->rkill_off[reg], hi = df->rkill_off[reg + 1];
+	uint32_t p = lower_bound(df->rkill, lo, hi, df->blk_start[b]);
+	return p < hi && df->rkill[p] < df->blk_start[b + 1];
+}
+
 static void solve_liveness(Dataflow *df)
 {
-	uint32_t nb = df->nblk, W = (uint32_t)((df->regs.n + 63) / 64);
+	/* register-major: each register's live blocks are one short bitset, so
+	 * the propagation below stays in cache */
+	uint32_t nb = df->nblk, nr = df->nbuilt, W = (nb + 63) / 64;
 	df->words = W;
-	size_t sz = (size_t)nb * W;
+	size_t sz = (size_t)nr * W;
 	df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
 	df->live_out = xcalloc(sz ? sz : 1, sizeof(uint64_t));
-	uint64_t *gen = xcalloc(sz ? sz : 1, sizeof(uint64_t));
-	uint64_t *kill = xcalloc(sz ? sz : 1, sizeof(uint64_t));
-	for (uint32_t b = 0; b < nb; b++) {
-		uint64_t *g = gen + (size_t)b * W, *k = kill + (size_t)b * W;
-		for (uint32_t i = df->blk_start[b + 1]; i-- > df->blk_start[b];) {
-			for (uint32_t d = df->def_off[i]; d < df->def_off[i + 1]; d++)
-				if (df->defkill.v[d]) {
-					bit_clr(g, df->defs.v[d]);
-					bit_set(k, df->defs.v[d]);
-				}
-			for (uint32_t u = df->use_off[i]; u < df->use_off[i + 1]; u++)
-				bit_set(g, df->uses.v[u]);
-		}
-		memcpy(df->live_in + (size_t)b * W, g, W * sizeof(uint64_t));
-	}
-	/* worklist, seeded with every block in reverse order */
-	uint8_t *inwl = xmalloc(nb ? nb : 1);
-	df->work.n = 0;
-	for (uint32_t b = 0; b < nb; b++) {
-		VEC_PUSH(df->work, b);
-		inwl[b] = 1;
-	}
-	while (df->work.n) {
-		uint32_t b = df->work.v[--df->work.n];
-		inwl[b] = 0;
-		uint64_t *out = df->live_out + (size_t)b * W, *in = df->live_in + (size_t)b * W;
-		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++) {
-			const uint64_t *sin = df->live_in + (size_t)df->succ[i] * W;
-			for (uint32_t w = 0; w < W; w++)
-				out[w] |= sin[w];
-		}
-		const uint64_t *g = gen + (size_t)b * W, *k = kill + (size_t)b * W;
-		bool changed = false;
-		for (uint32_t w = 0; w < W; w++) {
-			uint64_t v = g[w] | (out[w] & ~k[w]);
-			if (v != in[w]) {
-				in[w] = v;
-				changed = true;
+	VEC(uint32_t) wl = {0};
+	for (uint32_t r = 0; r < nr; r++) {
+		uint64_t *in = df->live_in + (size_t)r * W, *out = df->live_out + (size_t)r * W;
+		/* upward-exposed uses: walk uses and kills of r in statement order */
+		uint32_t u = df->ruse_off[r], ue = df->ruse_off[r + 1];
+		uint32_t k = df->rkill_off[r], ke = df->rkill_off[r + 1];
+		uint32_t lastb = UINT32_MAX;
+		wl.n = 0;
+		for (; u < ue; u++) {
+			uint32_t st = df->ruse[u], b = df->blk_of[st];
+			if (b == lastb)
+				continue;
+			lastb = b;
+			/* a kill in b strictly before this (first) use of b hides it */
+			while (k < ke && df->rkill[k] < df->blk_start[b])
+				k++;
+			if (k < ke && df->rkill[k] < st)
+				continue;
+			if (!bit_get(in, b)) {
+				bit_set(in, b);
+				VEC_PUSH(wl, b);
 			}
 		}
-		if (changed)
+		while (wl.n) {
+			uint32_t b = wl.v[--wl.n];
 			for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++) {
-				uint32_t p = df->pred[i];
-				if (!inwl[p]) {
-					inwl[p] = 1;
-					VEC_PUSH(df->work, p);
+				uint32_t pb = df->pred[i];
+				if (bit_get(out, pb))
+					continue;
+				bit_set(out, pb);
+				if (!bit_get(in, pb) && !block_kills(df, pb, r)) {
+					bit_set(in, pb);
+					VEC_PUSH(wl, pb);
 				}
 			}
+		}
 	}
-	free(inwl);
-	free(gen);
-	free(kill);
+	VEC_FREE(wl);
 }
 
 /* ---- build ---------------------------------------------------------------- */
@@ -1370,7 +1375,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 		return true;
 	if (k < end)
 		return false;
-	return bit_get(df->live_out + (size_t)b * df->words, reg);
+	return bit_get(df->live_out + (size_t)reg * df->words, b);
 }
 
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
@@ -1380,12 +1385,12 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
 	if (stmt + 1 < end)
 		return live_before(df, stmt + 1, reg);
-	return bit_get(df->live_out + (size_t)b * df->words, reg);
+	return bit_get(df->live_out + (size_t)reg * df->words, b);
 }
 
 bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 {
-	return b < df->nblk && reg < df->nbuilt && bit_get(df->live_in + (size_t)b * df->words, reg);
+	return b < df->nblk && reg < df->nbuilt && bit_get(df->live_in + (size_t)reg * df->words, b);
 }
 
 /* Uses of reg in [from, end of block) up to and including the first kill;
