@@ -62,14 +62,16 @@ enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
  * The statement whose definition of `reg` reaches the use at statement
  * `stmt`: its index, DF_DEF_NONE if no definition in the function reaches it
  * (the register is live into the function or undefined), DF_DEF_MANY if more
- * than one does (a merge of paths).
+ * than one does (a merge of paths).  A guarded definition does not kill the
+ * one before it (both reach: DF_DEF_MANY), and the function entry counts as
+ * a definition (defined on one path only: DF_DEF_MANY).
  */
 int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Is `reg` live just after statement `stmt` (read later on some path before
  * being redefined)? */
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Statements that use the value `reg` defined at `stmt` (def-use chain);
- * returns the count and fills at most `max` indices. */
+ * returns the count and fills at most `max` indices (ascending, distinct). */
 uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
                     uint32_t max);
 
@@ -148,7 +150,12 @@ typedef struct {
 	StrBuf rw_reason;                /* one line per pair, for the report */
 } CutInterface;
 
-/* Computes the cut interface of [first, last].  Returns 0 or -1. */
+/* Computes the cut interface of [first, last].  Returns 0 or -1.
+ * live_in is in first-use order and includes special registers (%tid.x ...)
+ * read in the range; live_out is in first-definition order.  rw_pairs holds
+ * at most one pair per statement of the range: (store, the first later
+ * load that may read it) or (load, the nearest earlier store of the range
+ * it may read). */
 int df_cut(const Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
 void cut_release(CutInterface *c);
 

@@ -18,8 +18,10 @@
  * is a binary search, not a walk over 20,000 statements.
  *
  * Basic blocks start at statement 0, at every label and after every
- * bra/brx/ret/exit/trap.  Liveness is the classic backward problem solved
- * over blocks with word bitsets and a worklist.  Reaching definitions are
+ * bra/brx/ret/exit/trap.  Liveness is solved register by register: from
+ * the blocks that read a register before killing it, backwards through
+ * predecessors until a killing block (see solve_liveness); the result is a
+ * word bitset over blocks per register.  Reaching definitions are
  * answered on demand: a walk back inside the block, then, if no killing
  * definition was found, a search back over predecessor blocks whose result
  * is memoised per (block, register).  That keeps df_build linear and makes
