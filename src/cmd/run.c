@@ -50,6 +50,16 @@ static void json_str(StrBuf *sb, const char *s)
 	sb_addc(sb, '"');
 }
 
+/* Appends text with every line after the first indented by `indent`. */
+static void add_indented(StrBuf *sb, const char *text, const char *indent)
+{
+	for (const char *p = text; *p; p++) {
+		sb_addc(sb, *p);
+		if (*p == '\n' && p[1])
+			sb_adds(sb, indent);
+	}
+}
+
 static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -383,7 +393,9 @@ int cmd_run(int argc, char **argv)
 				        rm->nentries == 1 ? "y" : "ies", rm->removed);
 			sb_addc(&o, '\n');
 			if (mr->status != GPU_OK) {
-				sb_addf(&o, "  %s: %s\n", gpu_status_name(mr->status), mr->message);
+				sb_addf(&o, "  %s: ", gpu_status_name(mr->status));
+				add_indented(&o, mr->message, "    ");
+				sb_addc(&o, '\n');
 				continue;
 			}
 			sb_addf(&o, "  jit: %.3f s%s\n", mr->jit_seconds,

@@ -483,8 +483,8 @@ static int job_once(const GpuJob *job, GpuResult *res, Err *e)
 		res->timing_status = GPU_ERROR;
 		res->timing_message = xstrdup("no timing: the child ended before it");
 	}
-	if (end_seen)
-		res->host_seconds = child_wall - child_jit - child_gpu;
+	if (end_seen)   /* event times can round past the wall clock on tiny jobs */
+		res->host_seconds = MAX(0.0, child_wall - child_jit - child_gpu);
 	free(seen);
 	gpu_child_result_release(&cr);
 	return 0;

@@ -14,6 +14,10 @@
  *   illegal(u64 out)            a sticky CUDA_ERROR_ILLEGAL_ADDRESS
  *   spin(u64 out)               never finishes
  *
+ * and a module's text can say "// mock: illegal", "// mock: spin" (any of
+ * its kernels then faults or spins) or "// mock: off-by-one" (pattern's
+ * byte 700 is one more).
+ *
  * What it cannot show is the real driver's behaviour: that is what
  * tests/gpu/ is for.
  */
@@ -35,6 +39,18 @@
 
 /* ---- the stand-in driver -------------------------------------------------------- */
 
+/* MOCK-BEGIN: tests/cli/t1604-run-stand-in-driver.sh builds this part into a
+ * shared library (-DD4R_MOCK_SO) that takes libcuda.so.1's place. */
+#ifdef D4R_MOCK_SO
+#include <cuda.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#endif
+
 typedef struct {
 	char *text;
 } MockModule;
@@ -42,6 +58,7 @@ typedef struct {
 typedef struct {
 	char name[64];
 	int max_dyn;
+	int illegal, spin, off_by_one;   /* "// mock: ..." markers in the module */
 } MockFunc;
 
 typedef struct {
@@ -176,6 +193,10 @@ static CUresult m_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
 	MockFunc *mf = calloc(1, sizeof *mf);   /* kept: the stand-in never frees them */
 	snprintf(mf->name, sizeof mf->name, "%s", name);
 	mf->max_dyn = 48 * 1024;
+	const char *text = ((MockModule *)m)->text;
+	mf->illegal = strstr(text, "// mock: illegal") != NULL;
+	mf->spin = strstr(text, "// mock: spin") != NULL;
+	mf->off_by_one = strstr(text, "// mock: off-by-one") != NULL;
 	*f = (CUfunction)mf;
 	return CUDA_SUCCESS;
 }
@@ -356,14 +377,17 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		else
 			return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (!strcmp(mf->name, "pattern")) {
+	if (mf->illegal || mf->spin) {
+		sticky = mf->illegal ? CUDA_ERROR_ILLEGAL_ADDRESS : sticky;
+		pending_spin = mf->spin;
+	} else if (!strcmp(mf->name, "pattern")) {
 		if (size != 12)
 			return CUDA_ERROR_INVALID_VALUE;
 		unsigned char *out = (unsigned char *)(uintptr_t)rd64(params);
 		uint32_t k;
 		memcpy(&k, params + 8, 4);
 		for (unsigned i = 0; i < gx * bx; i++)
-			out[i] = (unsigned char)(7 * i + k);
+			out[i] = (unsigned char)(7 * i + k + (mf->off_by_one && i == 700));
 	} else if (!strcmp(mf->name, "copy")) {
 		if (size != 16)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -403,6 +427,58 @@ static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 	return sticky;
 }
 static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }
+
+#ifdef D4R_MOCK_SO
+/* The exported names; cuda.h maps some to versioned ones (cuMemAlloc ->
+ * cuMemAlloc_v2), which is what the program looks up. */
+#define EXPORT(ret, name, params, args) \
+	__attribute__((visibility("default"))) ret CUDAAPI name params { return m_##name args; }
+EXPORT(CUresult, cuInit, (unsigned int f), (f))
+EXPORT(CUresult, cuDriverGetVersion, (int *v), (v))
+EXPORT(CUresult, cuDeviceGet, (CUdevice *d, int o), (d, o))
+EXPORT(CUresult, cuDeviceGetCount, (int *n), (n))
+EXPORT(CUresult, cuDeviceGetName, (char *n, int l, CUdevice d), (n, l, d))
+EXPORT(CUresult, cuDeviceGetAttribute, (int *pi, CUdevice_attribute a, CUdevice d), (pi, a, d))
+EXPORT(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d), (c, d))
+EXPORT(CUresult, cuDevicePrimaryCtxRelease, (CUdevice d), (d))
+EXPORT(CUresult, cuCtxSetCurrent, (CUcontext c), (c))
+EXPORT(CUresult, cuCtxSynchronize, (void), ())
+EXPORT(CUresult, cuCtxGetDevice, (CUdevice *d), (d))
+EXPORT(CUresult, cuGetErrorName, (CUresult r, const char **s), (r, s))
+EXPORT(CUresult, cuGetErrorString, (CUresult r, const char **s), (r, s))
+EXPORT(CUresult, cuModuleLoadDataEx, (CUmodule *m, const void *i, unsigned int n, CUjit_option *o, void **v), (m, i, n, o, v))
+EXPORT(CUresult, cuModuleLoadData, (CUmodule *m, const void *i), (m, i))
+EXPORT(CUresult, cuModuleUnload, (CUmodule m), (m))
+EXPORT(CUresult, cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *n), (f, m, n))
+EXPORT(CUresult, cuFuncSetAttribute, (CUfunction f, CUfunction_attribute a, int v), (f, a, v))
+EXPORT(CUresult, cuFuncGetAttribute, (int *pi, CUfunction_attribute a, CUfunction f), (pi, a, f))
+EXPORT(CUresult, cuLinkCreate, (unsigned int n, CUjit_option *o, void **v, CUlinkState *s), (n, o, v, s))
+EXPORT(CUresult, cuLinkAddData, (CUlinkState s, CUjitInputType t, void *d, size_t z, const char *nm, unsigned int n, CUjit_option *o, void **v), (s, t, d, z, nm, n, o, v))
+EXPORT(CUresult, cuLinkComplete, (CUlinkState s, void **c, size_t *z), (s, c, z))
+EXPORT(CUresult, cuLinkDestroy, (CUlinkState s), (s))
+EXPORT(CUresult, cuMemAlloc, (CUdeviceptr *p, size_t n), (p, n))
+EXPORT(CUresult, cuMemFree, (CUdeviceptr p), (p))
+EXPORT(CUresult, cuMemcpyHtoD, (CUdeviceptr d, const void *s, size_t n), (d, s, n))
+EXPORT(CUresult, cuMemcpyDtoH, (void *d, CUdeviceptr s, size_t n), (d, s, n))
+EXPORT(CUresult, cuMemsetD8, (CUdeviceptr d, unsigned char c, size_t n), (d, c, n))
+EXPORT(CUresult, cuArray3DCreate, (CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d), (a, d))
+EXPORT(CUresult, cuArrayDestroy, (CUarray a), (a))
+EXPORT(CUresult, cuMemcpy2D, (const CUDA_MEMCPY2D *c), (c))
+EXPORT(CUresult, cuTexObjectCreate, (CUtexObject *t, const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *d, const CUDA_RESOURCE_VIEW_DESC *v), (t, r, d, v))
+EXPORT(CUresult, cuTexObjectDestroy, (CUtexObject t), (t))
+EXPORT(CUresult, cuSurfObjectCreate, (CUsurfObject *s, const CUDA_RESOURCE_DESC *r), (s, r))
+EXPORT(CUresult, cuSurfObjectDestroy, (CUsurfObject s), (s))
+EXPORT(CUresult, cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sm, CUstream st, void **kp, void **ex), (f, gx, gy, gz, bx, by, bz, sm, st, kp, ex))
+EXPORT(CUresult, cuStreamCreate, (CUstream *s, unsigned int f), (s, f))
+EXPORT(CUresult, cuStreamDestroy, (CUstream s), (s))
+EXPORT(CUresult, cuStreamSynchronize, (CUstream s), (s))
+EXPORT(CUresult, cuEventCreate, (CUevent *e, unsigned int f), (e, f))
+EXPORT(CUresult, cuEventRecord, (CUevent e, CUstream s), (e, s))
+EXPORT(CUresult, cuEventSynchronize, (CUevent e), (e))
+EXPORT(CUresult, cuEventElapsedTime, (float *ms, CUevent a, CUevent b), (ms, a, b))
+EXPORT(CUresult, cuEventDestroy, (CUevent e), (e))
+#endif
+/* MOCK-END */
 
 static void install(void)
 {
