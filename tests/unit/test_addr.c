@@ -284,6 +284,27 @@ static void test_addr__integer_params_vectors_shfl_cvt(void **state)
 	fx_free(&x);
 }
 
+static void test_addr__deep_chain_stops(void **state)
+{
+	StrBuf src = STRBUF_INIT;
+	sb_adds(&src, HEAD ENTRY "\tld.param.u64 %rd1, [k_p1];\n");
+	/* 70 adds: %rd(i+1) = %rd(i) + 4; 60 registers are declared, so use
+	 * the ones of a larger range */
+	sb_adds(&src, "\t.reg .b64 %q<100>;\n\tmov.b64 %q0, %rd1;\n");
+	for (int i = 0; i < 70; i++)
+		sb_addf(&src, "\tadd.s64 %%q%d, %%q%d, 4;\n", i + 1, i);
+	sb_adds(&src, "\tld.global.u32 %r1, [%q70];\n\tld.global.u32 %r2, [%q40];\n\tret;\n}\n");
+	Fx x = fx(src.p);
+	Addr a = resolve(&x, 72, 0);
+	assert_non_null(strstr(a.why, "deeper than 64"));
+	a = resolve(&x, 73, 1);
+	assert_int_equal(a.offset, 160);
+	assert_true(a.param_ptr);
+	(void)state;
+	fx_free(&x);
+	sb_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_addr__special_registers_only),
 		cmocka_unit_test(test_addr__stops_without_guessing),
 		cmocka_unit_test(test_addr__integer_params_vectors_shfl_cvt),
+		cmocka_unit_test(test_addr__deep_chain_stops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -555,6 +555,67 @@ static void test_dataflow__rw_textures_surfaces_dynamic_shared(void **state)
 	fx_free(&x);
 }
 
+static void test_dataflow__cut_with_branch_and_guarded_def(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k()\n{\n"
+	               "\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n"
+	               "\tmov.u32 %r1, 1;\n"              /* 0 */
+	               "\tmov.u32 %r2, 2;\n"              /* 1 */
+	               "\tsetp.eq.s32 %p1, %r1, 0;\n"     /* 2 */
+	               "\t@%p1 mov.u32 %r1, 5;\n"         /* 3: guarded, inside the cut */
+	               "\tadd.s32 %r3, %r1, 1;\n"         /* 4: %r1 from 0 or 3: live-in */
+	               "\t@%p1 bra $L_a;\n"               /* 5 */
+	               "\tmov.u32 %r4, %r3;\n"            /* 6 */
+	               "$L_a:\n"
+	               "\tadd.s32 %r5, %r2, 1;\n"         /* 7 */
+	               "\t@%p1 bra $L_b;\n"               /* 8 */
+	               "\tadd.s32 %r6, %r3, %r5;\n"       /* 9: %r3 read on one path only */
+	               "$L_b:\n"
+	               "\tret;\n}\n");
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 3, 7, &c, &e), 0);
+	/* live-in: %p1 (3), %r1 (4: the guarded def at 3 keeps 0 reaching), %r2 (7) */
+	assert_int_equal(c.live_in.n, 3);
+	assert_int_equal(c.live_in.v[0].reg, R(&x, "%p1"));
+	assert_int_equal(c.live_in.v[1].reg, R(&x, "%r1"));
+	assert_int_equal(c.live_in.v[1].stmt, 4);
+	assert_int_equal(c.live_in.v[2].reg, R(&x, "%r2"));
+	/* live-out: %r3 (last def 4, read at 9 on one path), %r5 (read at 9);
+	 * %r1 is dead after 7, %r4 is never read */
+	assert_int_equal(c.live_out.n, 2);
+	assert_int_equal(c.live_out.v[0].reg, R(&x, "%r3"));
+	assert_int_equal(c.live_out.v[0].stmt, 4);
+	assert_int_equal(c.live_out.v[0].use, 9);
+	assert_int_equal(c.live_out.v[1].reg, R(&x, "%r5"));
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__brx_reaches_every_label(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k()\n{\n"
+	               "\t.reg .b32 %r<40>;\n"
+	               "\tmov.u32 %r1, 0;\n"              /* 0 */
+	               "\tbrx.idx %r1, $L_tbl;\n"         /* 1 */
+	               "$L_x:\n"
+	               "\tmov.u32 %r2, 1;\n"              /* 2 */
+	               "\tret;\n"                         /* 3 */
+	               "$L_y:\n"
+	               "\tmov.u32 %r2, 2;\n"              /* 4 */
+	               "\t@%r1 ret;\n"                    /* 5: not a predicate, still parsed */
+	               "\tret;\n}\n");
+	uint32_t n;
+	df_block_succs(x.df, 0, &n);
+	assert_int_equal(n, 2);
+	USES(x, 1, "%r1");
+	DEFS(x, 1, "");
+	(void)state;
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +629,8 @@ int main(void)
 		cmocka_unit_test(test_dataflow__reaching_defs_merge_and_guard),
 		cmocka_unit_test(test_dataflow__loops),
 		cmocka_unit_test(test_dataflow__cut_live_in_out_accumulators),
+		cmocka_unit_test(test_dataflow__cut_with_branch_and_guarded_def),
+		cmocka_unit_test(test_dataflow__brx_reaches_every_label),
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
