@@ -314,7 +314,10 @@ static int jit_failed(CUresult rc, const char *what, const char *ptx, size_t n,
 		gpu_log_lines(r->error_log, ptx, n, 8, o ? o->line_note : NULL,
 		              o ? o->line_ctx : NULL, &sb);
 	}
-	err_set(e, "%s", sb.p);
+	/* The whole log: err_set would cut it at its 2 KB buffer. */
+	sb_reset(&e->msg);
+	sb_addn(&e->msg, sb.p, sb.n);
+	e->set = 1;
 	sb_release(&sb);
 	return -1;
 }

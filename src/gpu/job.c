@@ -181,12 +181,13 @@ static GpuStatus status_of_last_error(void)
 static int run_once(Child *c, const GpuBound *b, double *ms, Err *e)
 {
 	gpu_cu_last_error = CUDA_SUCCESS;
-	if (gpu_layer_reset(c->L, c->s, e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventRecord(c->ev0, c->s), "cuEventRecord", e) < 0 ||
+	if (gpu_layer_reset(c->L, c->s, e) < 0)
+		return err_set(e, "uploading the inputs: %s", err_msg(e));
+	if (gpu_cu_check(gpu_cu.cuEventRecord(c->ev0, c->s), "cuEventRecord", e) < 0 ||
 	    gpu_layer_launch(c->L, b, c->s, e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuEventRecord(c->ev1, c->s), "cuEventRecord", e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuStreamSynchronize(c->s), "running the launch sequence", e) < 0)
-		return -1;
+	    gpu_cu_check(gpu_cu.cuStreamSynchronize(c->s), "cuStreamSynchronize", e) < 0)
+		return err_set(e, "running the launch sequence: %s", err_msg(e));
 	float f = 0;
 	if (gpu_cu_check(gpu_cu.cuEventElapsedTime(&f, c->ev0, c->ev1), "cuEventElapsedTime",
 	                 e) < 0)

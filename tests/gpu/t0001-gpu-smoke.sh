@@ -71,7 +71,7 @@ cat >"$T/repo/recipes/smoke/layer.json" <<JSON
   "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
   "launches": [
     {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
-     "params": {"size": 12, "fields": [
+     "params": {"size": 16, "fields": [
        {"offset": 0, "kind": "buffer", "buffer": "out"},
        {"offset": 8, "kind": "u32", "value": 90}]}}
   ],
