@@ -263,6 +263,14 @@ int cmd_run(int argc, char **argv)
 	              .timeout_s = timeout, .no_cache = no_cache, .device = (int)device};
 	have_res = 1;
 	if (gpu_job_run(&job, &res, &e) < 0) {
+		if (json) {   /* CI reads stdout: say it there too */
+			sb_adds(&o, "{\"layer\": ");
+			json_str(&o, m.layer);
+			sb_adds(&o, ", \"status\": \"error\", \"message\": ");
+			json_str(&o, err_msg(&e));
+			sb_adds(&o, "}\n");
+			fputs(o.p, stdout);
+		}
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}

@@ -34,6 +34,7 @@ D4R_LIBCUDA=/nonexistent/libcuda.so.1 expect_rc 2 "$D4R" run t
 expect_grep "no CUDA driver" "$T/err"
 D4R_LIBCUDA=/nonexistent/libcuda.so.1 expect_rc 2 "$D4R" run ../recipes/t/layer.json --json
 expect_grep "no CUDA driver" "$T/err"
+expect_grep '^\{"layer": "t", "status": "error", "message": "no CUDA driver: /nonexistent/libcuda.so.1' "$T/out"
 cd ..
 # This machine's own answer, when it has no libcuda.so.1.
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
