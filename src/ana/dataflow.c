@@ -45,7 +45,8 @@
  *  - An opcode this file does not know (OP_UNKNOWN) defines and uses its
  *    first operand (conservative: the old value stays live).
  *  - brx.idx may go to any label of the function (its .branchtargets list is
- *    not in the model).  A bra whose label is not in the function likewise.
+ *    not in the model).  A bra whose label is not in the function likewise;
+ *    a bra to a label declared in several scopes may go to any of them.
  *  - The function entry counts as a definition for reaching definitions: a
  *    value defined on one path and undefined on another is DF_DEF_MANY.
  *  - Queries memoise into the Dataflow: it is not safe to query one
@@ -700,15 +701,23 @@ static int build_blocks(Dataflow *df, Err *e)
 		bool fall = true;
 		if (s->op == OP_BRA || s->op == OP_BRX) {
 			int32_t target = -1;
-			if (s->op == OP_BRA && s->nopd >= 1) {
-				const Operand *o = stmt_opd(m, s, 0);
-				if (o->kind == OPD_IDENT) {
-					NameEnt *ne = ht_find(df, m->src + o->off, o->len);
-					if (ne->p && ne->kind == NK_LABEL)
-						target = ne->id;
-				}
+			const Operand *o = s->nopd >= 1 ? stmt_opd(m, s, 0) : NULL;
+			NameEnt *ne = NULL;
+			if (s->op == OP_BRA && o && o->kind == OPD_IDENT) {
+				ne = ht_find(df, m->src + o->off, o->len);
+				if (ne->p && ne->kind == NK_LABEL)
+					target = ne->id;
 			}
-			if (target >= 0) {
+			if (target >= 0 && ne->scoped) {
+				/* a label declared in several scopes (never seen in compiler
+				 * output): any of them */
+				for (uint32_t i = 0; i < f->nlabel; i++) {
+					const Label *l = &m->labels.v[f->label0 + i];
+					if (l->stmt < n && l->name.len == o->len &&
+					    memcmp(m->src + l->name.off, m->src + o->off, o->len) == 0)
+						VEC_PUSH(sv, df->blk_of[l->stmt]);
+				}
+			} else if (target >= 0) {
 				if ((uint32_t)target < n)
 					VEC_PUSH(sv, df->blk_of[target]);
 			} else {
@@ -920,6 +929,11 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	/* labels first: a name used as a branch target is never a register */
 	for (uint32_t i = 0; i < f->nlabel; i++) {
 		const Label *l = &m->labels.v[f->label0 + i];
+		NameEnt *ne = ht_find(df, m->src + l->name.off, l->name.len);
+		if (ne->p && ne->kind == NK_LABEL) {
+			ne->scoped = 1; /* the same label in two scopes: see build_blocks */
+			continue;
+		}
 		ht_put(df, m->src + l->name.off, l->name.len, NK_LABEL, (int32_t)l->stmt);
 	}
 	/* declarations */

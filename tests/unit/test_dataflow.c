@@ -612,6 +612,13 @@ static void test_dataflow__brx_reaches_every_label(void **state)
 	assert_int_equal(n, 2);
 	USES(x, 1, "%r1");
 	DEFS(x, 1, "");
+	fx_free(&x);
+	/* a label declared in two scopes: a branch to it may reach either */
+	x = fx(HEAD ".visible .entry k()\n{\n\t.reg .pred %p<2>;\n"
+	       "\t{\n\t@%p1 bra L;\n\tmov.pred %p0, 0;\n\tL:\n\tmov.pred %p1, 1;\n\t}\n" /* 0..2 */
+	       "\t{\n\tmov.pred %p1, 0;\n\tL:\n\tret;\n\t}\n}\n");              /* 3..4 */
+	df_block_succs(x.df, 0, &n);
+	assert_int_equal(n, 3); /* both L and the fall-through */
 	(void)state;
 	fx_free(&x);
 }
