@@ -111,22 +111,12 @@ static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
 	size_t nspans;
 	if (gpu_scan_entries(rm->ptx.p, rm->ptx.n, &spans, &nspans, e) < 0)
 		return err_set(e, "%s: %s", rm->path, err_msg(e));
-	const char **keep = xcalloc(m->nlaunches + 1, sizeof(char *));
-	size_t nkeep = 0;
-	for (size_t i = 0; i < m->nlaunches; i++) {
-		int dup = 0;
-		for (size_t k = 0; k < nkeep; k++)
-			dup |= !strcmp(keep[k], m->launches[i].entry);
-		if (!dup)
-			keep[nkeep++] = m->launches[i].entry;
-	}
-	int rc = gpu_reduce_ptx(rm->ptx.p, rm->ptx.n, spans, nspans, keep, nkeep, &rm->reduced, e);
-	free(keep);
+	int rc = gpu_reduce_for_layer(m, rm->ptx.p, rm->ptx.n, spans, nspans, &rm->reduced,
+	                              &rm->removed, e);
 	gpu_spans_free(spans, nspans);
 	if (rc < 0)
 		return err_set(e, "%s: %s", rm->path, err_msg(e));
 	rm->nentries = nspans;
-	rm->removed = nspans - nkeep;
 	return 0;
 }
 

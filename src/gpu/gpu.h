@@ -33,6 +33,7 @@
 #include "gpu/child.h"
 #include "gpu/driver.h"
 #include "gpu/manifest.h"
+#include "gpu/reduce.h"
 #include "gpu/timing.h"
 
 typedef struct {
@@ -88,6 +89,17 @@ typedef struct {
 	double setup_seconds;      /* context and layer (allocation, input images) */
 	double host_seconds;       /* the tool's own overhead: wall - JIT - GPU time */
 } GpuResult;
+
+/*
+ * The module reduced for the layer: ptx[0..n) without the entries that no
+ * launch of `m` names (reduce.h; line numbers kept), appended to `out`.
+ * `spans` are the module's function spans (from the PTX parser, or
+ * gpu_scan_entries); *removed (may be NULL) gets the number of entries
+ * removed.  -1 when a launched entry is not in the module.
+ */
+int gpu_reduce_for_layer(const Manifest *m, const char *ptx, size_t n,
+                         const GpuFuncSpan *spans, size_t nspans, StrBuf *out,
+                         size_t *removed, Err *e);
 
 /*
  * Runs `job` in a child process.  Returns 0 when the child ran, whatever

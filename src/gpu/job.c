@@ -92,6 +92,31 @@ static unsigned char *get_bytes(Rd *r, size_t *len)
 	return p;
 }
 
+/* ---- the module for a layer --------------------------------------------------- */
+
+int gpu_reduce_for_layer(const Manifest *m, const char *ptx, size_t n,
+                         const GpuFuncSpan *spans, size_t nspans, StrBuf *out,
+                         size_t *removed, Err *e)
+{
+	const char **keep = xcalloc(m->nlaunches + 1, sizeof(char *));
+	size_t nkeep = 0;
+	for (size_t i = 0; i < m->nlaunches; i++) {
+		int dup = 0;
+		for (size_t k = 0; k < nkeep; k++)
+			dup |= !strcmp(keep[k], m->launches[i].entry);
+		if (!dup)
+			keep[nkeep++] = m->launches[i].entry;
+	}
+	size_t entries = 0;
+	for (size_t i = 0; i < nspans; i++)
+		entries += spans[i].is_entry != 0;
+	int rc = gpu_reduce_ptx(ptx, n, spans, nspans, keep, nkeep, out, e);
+	free(keep);
+	if (rc == 0 && removed)
+		*removed = entries - nkeep;
+	return rc;
+}
+
 /* ---- records ------------------------------------------------------------------ */
 
 void gpu_job_send_failure(GpuChan *ch, char tag, int idx, GpuStatus st, const char *msg)
