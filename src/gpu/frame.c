@@ -64,26 +64,29 @@ int frame_layout_parse(const char *spec, FrameLayout *lay, Err *e)
 			goto out;
 		}
 		unsigned long long a = 0, b = 0, c = 1;
-		int used = 0;
+		int used = 0, shaped = 1;
 		size_t es = mf_format_size(f->format);
-		if (sscanf(shape, "%llux%llux%llu%n", &a, &b, &c, &used) == 3 &&
-		    !shape[used]) {
-		} else if (c = 1, sscanf(shape, "%llux%llu%n", &a, &b, &used) == 2 &&
-		                      !shape[used]) {
-		} else if (sscanf(shape, "%llu%n", &a, &used) == 1 && !shape[used]) {
+		if (sscanf(shape, "%llux%llux%llu%n", &a, &b, &c, &used) == 3 && !shape[used]) {
+			/* W x H x C */
+		} else if (c = 1, sscanf(shape, "%llux%llu%n", &a, &b, &used) == 2 && !shape[used]) {
+			/* W x H, one channel */
+		} else if (sscanf(shape, "%llu%n", &a, &used) == 1 && !shape[used] &&
+		           shape[0] >= '0' && shape[0] <= '9') {
+			shaped = 0;
+		} else {
+			err_set(e, "--layout: '%s': bad shape '%s' (WxHxC, WxH or BYTES)", part, shape);
+			goto out;
+		}
+		if (!shaped) {
 			if (a == 0 || a % es) {
 				err_set(e, "--layout: '%s': %llu bytes is not a whole number of "
 				           "'%s' elements", part, a, fmt);
 				goto out;
 			}
 			f->size = a;
-			a = 0;
 		} else {
-			err_set(e, "--layout: '%s': bad shape '%s' (WxHxC, WxH or BYTES)", part, shape);
-			goto out;
-		}
-		if (a) {
-			if (!b || !c || a > 1u << 20 || b > 1u << 20 || c > 64) {
+			if (!a || !b || !c || a > 1u << 20 || b > 1u << 20 || c > 64 ||
+			    shape[0] < '0' || shape[0] > '9') {
 				err_set(e, "--layout: '%s': bad shape '%s'", part, shape);
 				goto out;
 			}

@@ -139,6 +139,13 @@ static void test_gpu_frame__layout_errors(void **state)
 	assert_non_null(strstr(err_msg(&e), "not a whole number of 'f16' elements"));
 	assert_int_equal(frame_layout_parse("a:u8:4xx", &lay, &e), -1);
 	assert_non_null(strstr(err_msg(&e), "bad shape '4xx'"));
+	assert_int_equal(frame_layout_parse("a:u8:0x5x1", &lay, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "bad shape '0x5x1'"));
+	assert_int_equal(frame_layout_parse("a:u8:-4x5", &lay, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "bad shape '-4x5'"));
+	assert_int_equal(frame_layout_parse("a:u8:-4", &lay, &e), -1);
+	assert_int_equal(frame_layout_parse(",", &lay, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "empty spec"));
 	assert_int_equal(frame_layout_parse("a:bytes:10,b:u16:2x3", &lay, &e), 0);
 	assert_int_equal(lay.size, 10 + 12);
 	assert_int_equal(lay.v[1].channels, 1);
