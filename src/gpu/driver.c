@@ -378,13 +378,25 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	if (dir) {
 		StrBuf sb = STRBUF_INIT;
 		sb_addf(&sb, "%s/%s.cubin", dir, r->key);
-		file = sb.p;
+		file = xstrdup(sb.p);
 		if (cache_load(file, r) == 0) {
 			r->cached = true;
 			take_logs(&j, r);
+			/* The info log of the compile that made the image, kept beside it. */
+			char *log;
+			size_t loglen;
+			Err ig = ERR_INIT;
+			sb_addf(&sb, ".log");
+			if (read_file(sb.p, &log, &loglen, &ig) == 0) {
+				free(r->info_log);
+				r->info_log = log;
+			}
+			err_release(&ig);
+			sb_release(&sb);
 			rc = 0;
 			goto out;
 		}
+		sb_release(&sb);
 	}
 	cr = gpu_cu.cuLinkCreate(j.n, j.opt, j.val, &link);
 	if (cr != CUDA_SUCCESS) {
@@ -412,8 +424,12 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	if (file) {
 		/* A cache that cannot be written costs time, not correctness. */
 		Err ig = ERR_INIT;
-		if (mkdir_p(dir, &ig) == 0)
-			write_file_atomic(file, cubin, cubin_size, &ig);
+		if (mkdir_p(dir, &ig) == 0 && write_file_atomic(file, cubin, cubin_size, &ig) == 0) {
+			StrBuf lp = STRBUF_INIT;
+			sb_addf(&lp, "%s.log", file);
+			write_file_atomic(lp.p, r->info_log, strlen(r->info_log), &ig);
+			sb_release(&lp);
+		}
 		err_release(&ig);
 	}
 	rc = 0;

@@ -607,6 +607,7 @@ static void test_gpu_launch__frame_timing_and_cache(void **state)
 	r = run_job(layer_json, src, 1, 0, false, 5);
 	assert_int_equal(r.status, GPU_OK);
 	assert_true(r.mods[0].jit_cached);
+	assert_string_equal(r.mods[0].jit_log, "ptxas info    : stand-in compile");
 	assert_int_equal(r.mods[0].times.n, 0);
 	gpu_result_release(&r);
 
