@@ -16,11 +16,12 @@
  *
  * Because each module's result is sent as soon as it exists, a module that
  * faults (illegal address, misaligned access: the context is lost) or hangs
- * (the child is killed at the time limit) costs only itself and the modules
- * after it: the original, run first, keeps its frame.  The modules that
- * made frames are then timed again in a second child without the failed
- * ones, so the original keeps its timing too (res->timing_status says why
- * when even that failed).
+ * (the child is killed at the time limit) costs only itself: the original,
+ * run first, keeps its frame, and the job runs again in a new child
+ * without the modules that faulted or hung, so the modules after them get
+ * their results and every module with a frame its timing, still measured
+ * together in one process (res->timing_status says why when even that
+ * failed).
  *
  * The PTX is handed to the JIT as given: reducing it to the launched entries
  * (reduce.h) is the caller's step, because the caller has the parser.
@@ -73,6 +74,8 @@ typedef struct {
 	GpuTimes times;            /* timed runs; times.n == 0 without timing */
 	bool repeat_checked;       /* the frame was read again after the timed runs */
 	bool repeatable;           /* ... and was the same */
+	bool not_run;              /* an earlier module ended its child, and no rerun
+	                              gave it a result (status error) */
 } GpuModuleResult;
 
 typedef struct {

@@ -498,8 +498,7 @@ static int job_once(const GpuJob *job, GpuResult *res, Err *e)
 			         cr.status == GPU_OK ? "the child ended early"
 			                             : "an earlier module ended the child process");
 			set_mod(mr, GPU_ERROR, msg);
-			if (cr.status == GPU_OK)
-				set_mod(mr, GPU_ERROR, cr.message ? cr.message : msg);
+			mr->not_run = cr.status != GPU_OK;
 		}
 	}
 	if (job->runs && !timing_seen && cr.status != GPU_OK && !strcmp(cr.stage, "launch timing")) {
@@ -539,48 +538,69 @@ static void overall_status(GpuResult *res)
 	}
 }
 
+/* dst takes src's result (src is left empty). */
+static void take_module(GpuModuleResult *dst, GpuModuleResult *src)
+{
+	free(dst->name);
+	free(dst->message);
+	free(dst->frame);
+	free(dst->jit_log);
+	*dst = *src;
+	memset(src, 0, sizeof(*src));
+}
+
 /*
- * A module that faulted or hung ended the child before the timed runs, so
- * the modules that made their frames have no timing.  They are timed again
- * in a second child without the failed ones (the compiled images come from
- * the cache): the original's timing stands like its frame.  A second frame
- * that differs from the first marks the module as not repeatable.
+ * A module that faulted or hung ended the child: the modules after it did
+ * not run, and there were no timed runs.  The job runs again without the
+ * modules that faulted or hung: the ones not run get their results, and
+ * every module with a frame its timing, measured together in the new
+ * child (compiled images come from the cache).  A frame made again that
+ * differs from the first marks the module as not repeatable.  Repeated
+ * while a rerun brings new faults (each round drops at least one module).
  */
-static void retime(const GpuJob *job, GpuResult *res)
+static void rerun_without_failures(const GpuJob *job, GpuResult *res)
 {
 	size_t *map = xcalloc(job->nmodules + 1, sizeof(size_t));
 	GpuModuleSrc *srcs = xcalloc(job->nmodules + 1, sizeof(GpuModuleSrc));
-	size_t n = 0;
-	int failed_hard = 0;
-	for (size_t k = 0; k < job->nmodules; k++) {
-		GpuStatus st = res->mods[k].status;
-		if (st == GPU_OK) {
-			map[n] = k;
-			srcs[n++] = job->modules[k];
-		} else if (st == GPU_FAULT || st == GPU_HANG) {
-			failed_hard = 1;
+	for (size_t round = 0; round < job->nmodules; round++) {
+		size_t n = 0;
+		int failed_hard = 0, not_run = 0;
+		for (size_t k = 0; k < job->nmodules; k++) {
+			const GpuModuleResult *mr = &res->mods[k];
+			failed_hard |= !mr->not_run && (mr->status == GPU_FAULT || mr->status == GPU_HANG);
+			not_run |= mr->not_run;
+			if (mr->status == GPU_OK || mr->not_run) {
+				map[n] = k;
+				srcs[n++] = job->modules[k];
+			}
 		}
-	}
-	if (n && failed_hard) {
+		int need = not_run || (job->runs && res->timing_status != GPU_OK);
+		if (!failed_hard || !need || !n)
+			break;
 		GpuJob sub = *job;
 		sub.modules = srcs;
 		sub.nmodules = n;
 		GpuResult r2;
 		Err e = ERR_INIT;
-		if (job_once(&sub, &r2, &e) == 0 && r2.timing_status == GPU_OK) {
-			for (size_t i = 0; i < n; i++) {
-				GpuModuleResult *dst = &res->mods[map[i]], *src = &r2.mods[i];
-				if (src->status != GPU_OK)
-					continue;
+		if (job_once(&sub, &r2, &e) < 0) {
+			err_release(&e);
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			GpuModuleResult *dst = &res->mods[map[i]], *src = &r2.mods[i];
+			if (dst->not_run) {
+				take_module(dst, src);
+			} else if (src->status == GPU_OK) {
 				dst->times = src->times;
 				dst->repeat_checked = src->repeat_checked;
 				dst->repeatable = src->repeatable && !strcmp(src->sha256, dst->sha256);
 			}
-			res->timing_status = GPU_OK;
-			free(res->timing_message);
-			res->timing_message = NULL;
-			res->wall_seconds += r2.wall_seconds;
 		}
+		res->timing_status = r2.timing_status;
+		free(res->timing_message);
+		res->timing_message = r2.timing_message;
+		r2.timing_message = NULL;
+		res->wall_seconds += r2.wall_seconds;
 		gpu_result_release(&r2);
 		err_release(&e);
 	}
@@ -592,8 +612,7 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 {
 	if (job_once(job, res, e) < 0)
 		return -1;
-	if (job->runs && res->timing_status != GPU_OK)
-		retime(job, res);
+	rerun_without_failures(job, res);
 	overall_status(res);
 	return 0;
 }

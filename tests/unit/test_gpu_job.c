@@ -131,12 +131,34 @@ static void test_gpu_job__fault_keeps_the_original(void **state)
 	assert_memory_equal(r.mods[0].frame, "frame-04", 8);
 	assert_int_equal(r.mods[1].status, GPU_FAULT);
 	assert_null(r.mods[1].frame);
-	assert_int_equal(r.mods[2].status, GPU_ERROR);
-	assert_string_equal(r.mods[2].message, "not run: an earlier module ended the child process");
-	/* The original was timed again, without the faulting module. */
+	/* The job ran again without the faulting module: the one after it got
+	 * its frame, and both their timings, measured together. */
+	assert_int_equal(r.mods[2].status, GPU_OK);
+	assert_false(r.mods[2].not_run);
+	assert_memory_equal(r.mods[2].frame, "frame-05", 8);
 	assert_int_equal(r.timing_status, GPU_OK);
 	assert_int_equal(r.mods[0].times.n, 10);
 	assert_true(r.mods[0].repeatable);
+	assert_true(r.mods[2].times.median_ms == 4.0);   /* second in the rerun */
+	gpu_result_release(&r);
+
+	/* Two faults: two reruns; the last module still gets its result. */
+	const char *two[] = {"orig", "bad", "bad", "last"};
+	r = run(two, 4, 3, 5);
+	assert_int_equal(r.status, GPU_FAULT);
+	assert_int_equal(r.mods[1].status, GPU_FAULT);
+	assert_int_equal(r.mods[2].status, GPU_FAULT);
+	assert_int_equal(r.mods[3].status, GPU_OK);
+	assert_int_equal(r.mods[3].times.n, 3);
+	assert_int_equal(r.mods[0].times.n, 3);
+	gpu_result_release(&r);
+
+	/* Only failures after the original, no timing asked: nothing to rerun. */
+	const char *one[] = {"orig", "bad"};
+	r = run(one, 2, 0, 5);
+	assert_int_equal(r.mods[0].status, GPU_OK);
+	assert_int_equal(r.mods[0].times.n, 0);
+	assert_int_equal(r.timing_status, GPU_OK);
 	gpu_result_release(&r);
 }
 
