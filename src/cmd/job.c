@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage_str[] =
 	"d4r-splice LAYER --phase N [--recipe FILE] [--oracle FILE] [--corpus DIR] [--runs N]\n"
@@ -209,6 +210,12 @@ int cmd_job(int argc, char **argv)
 		size_t dl = slash ? (size_t)(slash - mf.path) : 1;
 		rpath = xmalloc(dl + 32);
 		snprintf(rpath, dl + 32, "%.*s/phase-%02u.json", (int)dl, slash ? mf.path : ".", phase);
+	}
+	if (!recipe_path && access(rpath, F_OK) != 0) {
+		cmd_fail("layer '%s' has no recipe for phase %u: '%s' does not exist\n"
+		         "  (write one with 'd4r-splice recipe new %s --phase %u')",
+		         layer, phase, rpath, layer, phase);
+		goto out;
 	}
 	if (rcp_load(rpath, &rcp, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));

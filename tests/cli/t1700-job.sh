@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The main job without a GPU: usage, unknown layers, missing and stale
+# recipes fail before anything runs; a good recipe splices and then says
+# there is no CUDA driver (exit 2) - on a machine without one.
+. "$D4R_TOP/tests/cli/lib.sh"
+cd "$TOP"
+expect_rc 2 "$D4R" enc4
+expect_grep "the main job needs --phase N" "$T/err"
+expect_rc 2 "$D4R" nosuchlayer --phase 1
+expect_grep "no layer 'nosuchlayer'" "$T/err"
+expect_rc 2 "$D4R" enc4 --phase 63
+expect_grep "layer 'enc4' has no recipe for phase 63" "$T/err"
+expect_grep "recipe new enc4 --phase 63" "$T/err"
+expect_rc 2 "$D4R" enc4 --phase 8 --runs x
+# a stale recipe: the guard's sha256 no longer matches the cut
+python3 - "$TOP/recipes/enc4/phase-08.json" "$T/stale.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["guards"]["sha256"] = "0" * 64
+t = r["template"]
+if not t.startswith("/"):   # keep the template reachable from the copy
+    r["template"] = sys.argv[1].rsplit("/recipes/", 1)[0] + "/ptx/" + t
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect_rc 2 "$D4R" enc4 --phase 8 --recipe "$T/stale.json" --corpus "$TOP/corpus"
+expect_grep "stale recipe" "$T/err"
+expect_grep "expected 0000000000000000" "$T/err"
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+	skip "a CUDA driver is installed here: the no-driver path is not testable"
+fi
+expect_rc 2 "$D4R" enc4 --phase 8
+expect_grep "no CUDA driver" "$T/err"
+expect_rc 2 "$D4R" check enc4
+expect_grep "no CUDA driver" "$T/err"
