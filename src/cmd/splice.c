@@ -26,8 +26,8 @@ static const char usage_str[] =
 	"d4r-splice splice LAYER --phase N [--recipe FILE] [-o OUT.ptx|-] [--check=ptxas|none]\n"
 	"                         [--arch sm_XX] [--force] [--corpus DIR] [--ptx DIR] [--quiet]\n"
 	"   or: d4r-splice splice --module FILE [--entry NAME] --recipe FILE [-o OUT.ptx|-] ...\n"
-	"   or: d4r-splice splice --module FILE --every-phase [--entry NAME] [--template identity|perturb]\n"
-	"                         [--check=ptxas|none] [--arch sm_XX]";
+	"   or: d4r-splice splice --module FILE --every-phase [--together] [--entry NAME]\n"
+	"                         [--template identity|perturb] [--check=ptxas|none] [--arch sm_XX]";
 
 /*
  * --every-phase: the built-in template spliced into every mma phase of every
@@ -37,6 +37,184 @@ static const char usage_str[] =
  * mechanism's proof on real vendor code (tests/corpus/t0300) and the
  * splice-time benchmark (times against the parse of the same run).
  */
+/* The output line `line` of a module spliced many times belongs to the
+ * region whose "d4r-splice: begin" line comes last before it (unless an
+ * "end" marker came between): names that region's begin line. */
+static void region_of_line(const char *text, size_t n, unsigned line, StrBuf *out)
+{
+	const char *p = text, *end = text + n, *begin = NULL, *bline = NULL;
+	unsigned ln = 1;
+	while (p < end && ln < line) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		const char *b = memmem(p, (size_t)(e - p), "// d4r-splice: begin", 20);
+		if (b) {
+			begin = b + 3;
+			bline = e;
+		}
+		if (memmem(p, (size_t)(e - p), "// d4r-splice: end", 18))
+			begin = NULL;
+		p = nl ? nl + 1 : end;
+		ln++;
+	}
+	if (begin)
+		sb_addf(out, " [in the region '%.*s']", (int)(bline - begin), begin);
+	else
+		sb_adds(out, " [outside every spliced region]");
+}
+
+/*
+ * --every-phase --together: every phase of an entry spliced into one module,
+ * one after the other (a splice renames registers and adds declarations and
+ * braces, never statements, so the statement numbers of the next phase stay
+ * the same; each step re-parses the text it produced), then one ptxas run
+ * per entry.  The same proof as one module per phase, for a fraction of the
+ * ptxas time on big kernels.
+ */
+static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
+                                const char *check, const char *arch_opt)
+{
+	Err e = ERR_INIT;
+	MapFile mf;
+	if (map_open(&mf, module_path, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		err_release(&e);
+		return EXIT_ERROR;
+	}
+	Module *m0 = ptx_parse(module_path, mf.p, mf.n, &e);
+	if (!m0) {
+		cmd_fail("%s", err_msg(&e));
+		err_release(&e);
+		map_close(&mf);
+		return EXIT_ERROR;
+	}
+	char arch[64] = "";
+	if (arch_opt)
+		snprintf(arch, sizeof arch, "%s", arch_opt);
+	else
+		splice_module_arch(m0, arch, sizeof arch);
+	unsigned n = 0, failed = 0, nentries = 0;
+	double t0 = now_seconds();
+	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
+		const Func *f0 = &m0->funcs.v[fi];
+		if ((f0->flags & FNF_DECL) || !f0->nstmt || f0->kind != FN_ENTRY)
+			continue;
+		Str fname = mod_str(m0, f0->name);
+		if (entry_opt && !str_eqc(fname, entry_opt))
+			continue;
+		char *ename = xstrndup(fname.p, fname.n);
+		Dataflow *df = df_build(m0, f0, &e);
+		PhaseList pl = {0};
+		if (!df || ana_phases(df, 0, &pl, &e) < 0) {
+			printf("FAIL  %s: %s\n", ename, err_msg(&e));
+			failed++;
+			if (df)
+				df_free(df);
+			free(ename);
+			continue;
+		}
+		df_free(df);
+		if (!pl.n) {
+			free(ename);
+			continue;
+		}
+		nentries++;
+		/* the current text: starts as the module's bytes */
+		StrBuf cur = STRBUF_INIT;
+		sb_addn(&cur, mf.p, mf.n);
+		unsigned ok = 0;
+		const char *why = NULL;
+		for (size_t p = pl.n; p-- > 0 && !why;) {
+			Module *m = ptx_parse(module_path, cur.p, cur.n, &e);
+			if (!m) {
+				why = "the spliced text does not parse";
+				break;
+			}
+			const Func *f = mod_func_find(m, str_c(ename));
+			Recipe r;
+			memset(&r, 0, sizeof r);
+			r.path = (char *)"(every-phase)";
+			r.cut = CUT_STMTS;
+			r.first = pl.v[p].first;
+			r.last = pl.v[p].last;
+			r.tkind = !strcmp(tname, "perturb") ? TPL_PERTURB : TPL_IDENTITY;
+			r.template_name = (char *)tname;
+			StrBuf txt = STRBUF_INIT;
+			char hex[65];
+			splice_cut_text(m, f, r.first, r.last, &txt);
+			sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+			sb_release(&txt);
+			r.sha256 = hex;
+			SpliceResult res;
+			memset(&res, 0, sizeof res);
+			SpliceRequest req = {m, ename, &r, NULL, false};
+			n++;
+			if (splice_run(&req, &res, &e) < 0) {
+				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
+				       err_msg(&e));
+				failed++;
+				why = "a splice failed";
+			} else {
+				size_t pre = res.region_off;
+				size_t suf = res.text.n - res.region_off - res.region_len;
+				if (pre + suf > cur.n || memcmp(res.text.p, cur.p, pre) ||
+				    memcmp(res.text.p + res.text.n - suf, cur.p + cur.n - suf, suf)) {
+					printf("FAIL  %s phase %u: bytes outside the cut changed\n", ename,
+					       pl.v[p].number);
+					failed++;
+					why = "bytes outside a cut changed";
+				} else {
+					ok++;
+					sb_reset(&cur);
+					sb_addn(&cur, res.text.p, res.text.n);
+				}
+			}
+			splice_result_release(&res);
+			mod_free(m);
+		}
+		const char *verdict = "";
+		if (!why && !strcmp(check, "ptxas")) {
+			StrBuf log = STRBUF_INIT;
+			int pr = splice_ptxas(cur.p, cur.n, arch, ename, NULL, "spliced", &log, &e);
+			if (pr < 0) {
+				printf("FAIL  %s: %s\n", ename, err_msg(&e));
+				failed++;
+			} else if (pr) {
+				/* name the region of each message's line */
+				printf("FAIL  %s: ptxas rejects the module with %zu phases spliced:\n", ename, pl.n);
+				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
+					nl = strchr(q, '\n');
+					StrBuf l = STRBUF_INIT;
+					sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
+					char *at = strstr(l.p, "spliced:");
+					if (at)
+						region_of_line(cur.p, cur.n, (unsigned)strtoul(at + 8, NULL, 10), &l);
+					printf("      %s\n", l.p);
+					sb_release(&l);
+					if (!nl)
+						break;
+				}
+				failed++;
+			} else
+				verdict = ", ptxas ok";
+			sb_release(&log);
+		}
+		if (!why)
+			printf("ok    %s: %u of %zu phases spliced together (%s)%s\n", ename, ok, pl.n, tname,
+			       verdict);
+		fflush(stdout);
+		sb_release(&cur);
+		phases_release(&pl);
+		free(ename);
+	}
+	printf("%s: %u entries, %u splices (%s, together), %u failed, %.1f s\n", module_path, nentries,
+	       n, tname, failed, now_seconds() - t0);
+	mod_free(m0);
+	map_close(&mf);
+	err_release(&e);
+	return failed ? EXIT_ERROR : EXIT_OK;
+}
+
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
                        const char *check, const char *arch_opt)
 {
@@ -169,7 +347,7 @@ int cmd_splice(int argc, char **argv)
 	const char *arch_opt = NULL, *corpus = NULL, *module_opt = NULL, *entry_opt = NULL;
 	const char *ptx_root = NULL;
 	long phase = -1;
-	int force = 0, quiet = 0, every = 0;
+	int force = 0, quiet = 0, every = 0, together = 0;
 	const char *tname = "identity";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -205,6 +383,8 @@ int cmd_splice(int argc, char **argv)
 				return cmd_fail("splice: --arch: bad architecture '%s' (expected sm_XX)", arch_opt);
 		} else if (!strcmp(a, "--every-phase")) {
 			every = 1;
+		} else if (!strcmp(a, "--together")) {
+			together = 1;
 		} else if (!strcmp(a, "--template")) {
 			if (!need(argc, argv, i))
 				return EXIT_ERROR;
@@ -242,7 +422,8 @@ int cmd_splice(int argc, char **argv)
 	if (every) {
 		if (!module_opt)
 			return cmd_fail("splice: --every-phase needs --module FILE\nusage: %s", usage_str);
-		return every_phase(module_opt, entry_opt, tname, check, arch_opt);
+		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
+		                : every_phase(module_opt, entry_opt, tname, check, arch_opt);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return cmd_fail("splice: give LAYER --phase N, or --recipe FILE\nusage: %s", usage_str);
