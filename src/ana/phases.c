@@ -400,7 +400,8 @@ static void classify_b(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 			Addr a;
 			if (d < 0 || !is_load(func_stmt(m, f, (uint32_t)d)) ||
 			    addr_resolve(df, (uint32_t)d, &a) != 1 ||
-			    (a.base != AB_PARAM && a.base != AB_SYMBOL)) {
+			    (a.base != AB_PARAM && a.base != AB_SYMBOL) ||
+			    (a.base == AB_PARAM && !a.param_ptr)) {
 				all = 0;
 				break;
 			}
