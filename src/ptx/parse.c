@@ -228,16 +228,24 @@ static inline const char *scan_idcont(const char *p, const char *end)
 }
 
 /* name := [%A-Za-z_$][A-Za-z0-9_$]* ; a '%' name may carry ".x"-style
- * components (%tid.x, %r1.y). */
-static const char *scan_name(const char *p, const char *end)
+ * components (%tid.x, %r1.y).  The first sixteen bytes after the first are
+ * classified at once: registers ("%r2352") end inside them. */
+static inline const char *scan_name(const char *p, const char *end)
 {
-	int pct = *p == '%';
-	p = scan_idcont(p + 1, end);
-	if (pct)
-		while (p + 1 < end && *p == '.' && (cls[(unsigned char)p[1]] & C_IDSTART) &&
-		       p[1] != '%')
-			p = scan_idcont(p + 1, end);
-	return p;
+	const char *q = p + 1;
+#ifdef __SSE2__
+	unsigned m;
+	if (LIKELY(q + 16 <= end) &&
+	    (m = ~idcont_mask(_mm_loadu_si128((const __m128i *)(const void *)q), 0) & 0xffffu))
+		q += __builtin_ctz(m);
+	else
+#endif
+		q = scan_class(q, end, 0);
+	if (*p == '%')
+		while (q + 1 < end && *q == '.' && (cls[(unsigned char)q[1]] & C_IDSTART) &&
+		       q[1] != '%')
+			q = scan_idcont(q + 1, end);
+	return q;
 }
 
 /* A directive word: '.' [A-Za-z0-9_]+ ( '::' [A-Za-z0-9_]+ )* */
@@ -748,14 +756,19 @@ static inline const char *fast_name(Parser *P, const char *p, int depth)
 {
 	const char *end = P->end;
 	const char *q = scan_name(p, end);
-	const char *r = q;
-	while (r < end && (*r == ' ' || *r == '\t'))
-		r++;
-	if (r >= end)
+	if (UNLIKELY(q >= end))
 		return NULL;
-	int d = (unsigned char)*r;
-	if (d == '|' || (depth == 0 && (d == '+' || d == '-')) || (cls[d] & C_TRIV))
-		return NULL;
+	int d = (unsigned char)*q;
+	if (d != ',' && d != ';') {
+		const char *r = q;
+		while (r < end && (*r == ' ' || *r == '\t'))
+			r++;
+		if (r >= end)
+			return NULL;
+		d = (unsigned char)*r;
+		if (d == '|' || (depth == 0 && (d == '+' || d == '-')) || (cls[d] & C_TRIV))
+			return NULL;
+	}
 	OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
 	if (push_leaf(P, p, q, kind) < 0)
 		return NULL;

@@ -130,14 +130,29 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "corpus")) {
-		/* one file in memory at a time: the corpus is larger than RAM
-		 * on small machines */
-		int nin = argc - a;
+		/* One file in memory at a time: the corpus is larger than RAM on
+		 * small machines.  "-" reads the paths from stdin, one a line. */
+		int nin = 0;
 		size_t total = 0;
 		Times sp = {0, 0}, sb = {0, 0};
-		for (int i = 0; i < nin; i++) {
+		int from_stdin = !strcmp(argv[a], "-");
+		char line[8192];
+		for (int i = 0;; i++) {
+			const char *path;
+			if (from_stdin) {
+				if (!fgets(line, sizeof line, stdin))
+					break;
+				line[strcspn(line, "\n")] = 0;
+				if (!line[0])
+					continue;
+				path = line;
+			} else if (a + i < argc)
+				path = argv[a + i];
+			else
+				break;
+			nin++;
 			Input in;
-			load(&in, argv[a + i]);
+			load(&in, path);
 			total += in.n;
 			Times bp = {1e30, 1e30}, bb = {1e30, 1e30};
 			for (int r = 0; r < runs; r++) {
