@@ -216,6 +216,29 @@ static int resolve_cut(const Module *m, const Func *f, const Dataflow *df, const
 		*last = r->last;
 		return 0;
 	}
+	if (!r->with_epilogue) {
+		/* Only the range is needed: a phase is a maximal run of consecutive
+		 * mma statements (d4r-splice(1), Definitions), found by one pass over
+		 * the statement flags.  ana_phases derives every gemm field and
+		 * operand source as well, which costs several times the parse on a
+		 * big kernel; it is called for the epilogue only. */
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < f->nstmt; i++) {
+			if (!(st(m, f, i)->flags & STMT_MMA))
+				continue;
+			uint32_t j = i;
+			while (j + 1 < f->nstmt && (st(m, f, j + 1)->flags & STMT_MMA))
+				j++;
+			if (++n == r->phase) {
+				*first = i;
+				*last = j;
+				return 0;
+			}
+			i = j;
+		}
+		return err_set(e, "%s: cut phase %u: '%.*s' has %u mma phases", r->path, r->phase, fl,
+		               fname, n);
+	}
 	PhaseList pl = {0};
 	if (ana_phases(df, 0, &pl, e) < 0)
 		return -1;
@@ -885,6 +908,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	/* emit */
 	const Stmt *s0 = st(m, f, first), *s1 = st(m, f, last);
 	Edit ed = {s0->off, s1->off + s1->len - s0->off, rg.text.p, rg.text.n};
+	sb_grow(&res->text, m->len + rg.text.n + 1); /* one allocation for the output */
 	if (ptx_emit(m, &ed, 1, &res->text, e) < 0)
 		goto out;
 	res->region_off = s0->off;

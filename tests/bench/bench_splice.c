@@ -1,0 +1,177 @@
+/*
+ * bench_splice.c - the cost of a splice against the cost of a parse, in the
+ * same process run (scripts/bench, section "splice").
+ *
+ *   bench_splice [-n RUNS] MODULE ENTRY PHASE       identity into one phase
+ *                                                   (ENTRY "." : the entry with
+ *                                                   the most mma)
+ *   bench_splice [-n RUNS] MODULE - RECIPE...       each recipe (its entry)
+ *
+ * Prints, per line: what was spliced, the best parse time of the module,
+ * the best splice_run time (cut, guards, dataflow of the function, cut
+ * interface, template, rendering and the emission of the whole module), and
+ * their ratio.  Target: a splice costs at most 2x a parse.
+ */
+#include "ana/ana.h"
+#include "base/file.h"
+#include "base/sha256.h"
+#include "ptx/parse.h"
+#include "splice/recipe.h"
+#include "splice/splice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double best_parse(const MapFile *mf, int runs, double *wall)
+{
+	double best = 1e9, bw = 1e9;
+	for (int i = 0; i < runs; i++) {
+		Err e = ERR_INIT;
+		double t0 = cpu_now(), w0 = now_seconds();
+		Module *m = ptx_parse(mf->path, mf->p, mf->n, &e);
+		double dt = cpu_now() - t0, dw = now_seconds() - w0;
+		if (!m) {
+			fprintf(stderr, "%s\n", err_msg(&e));
+			exit(2);
+		}
+		mod_free(m);
+		err_release(&e);
+		if (dt < best)
+			best = dt;
+		if (dw < bw)
+			bw = dw;
+	}
+	*wall = bw;
+	return best;
+}
+
+static int one(const Module *m, const char *label, const Recipe *r, const char *entry, int runs,
+               double parse, double parse_wall)
+{
+	double best = 1e9, bw = 1e9;
+	for (int i = 0; i < runs; i++) {
+		Err e = ERR_INIT;
+		SpliceResult res;
+		memset(&res, 0, sizeof res);
+		SpliceRequest req = {m, entry, r, NULL, false};
+		double t0 = cpu_now(), w0 = now_seconds();
+		int rc = splice_run(&req, &res, &e);
+		double dt = cpu_now() - t0, dw = now_seconds() - w0;
+		if (rc < 0) {
+			fprintf(stderr, "%s: %s\n", label, err_msg(&e));
+			splice_result_release(&res);
+			err_release(&e);
+			return -1;
+		}
+		splice_result_release(&res);
+		err_release(&e);
+		if (dt < best)
+			best = dt;
+		if (dw < bw)
+			bw = dw;
+	}
+	printf("%-34s %10.2f %10.2f %10.2f %10.2f %7.2f  %s\n", label, parse * 1e3, best * 1e3,
+	       parse_wall * 1e3, bw * 1e3, best / parse, best <= 2 * parse ? "PASS" : "MISS");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 5, i = 1;
+	if (argc > 2 && !strcmp(argv[1], "-n")) {
+		runs = atoi(argv[2]);
+		i = 3;
+	}
+	if (argc - i < 3) {
+		fprintf(stderr, "usage: bench_splice [-n RUNS] MODULE (ENTRY PHASE | - RECIPE...)\n");
+		return 2;
+	}
+	Err e = ERR_INIT;
+	MapFile mf;
+	if (map_open(&mf, argv[i], &e) < 0) {
+		fprintf(stderr, "%s\n", err_msg(&e));
+		return 2;
+	}
+	double pw, parse = best_parse(&mf, runs, &pw);
+	Module *m = ptx_parse(argv[i], mf.p, mf.n, &e);
+	printf("%-34s %10s %10s %10s %10s %7s  %s\n", "", "parse cpu", "splice cpu", "parse wall",
+	       "splice wal", "x parse", "<= 2x");
+	int rc = 0;
+	if (strcmp(argv[i + 1], "-")) {
+		const char *entry = argv[i + 1];
+		unsigned phase = (unsigned)atoi(argv[i + 2]);
+		const Func *f = NULL;
+		char *auto_name = NULL;
+		if (!strcmp(entry, ".")) {
+			uint32_t most = 0;
+			for (size_t k = 0; k < m->funcs.n; k++) {
+				const Func *g = &m->funcs.v[k];
+				uint32_t n = 0;
+				for (uint32_t j = 0; j < g->nstmt; j++)
+					n += (func_stmt(m, g, j)->flags & STMT_MMA) != 0;
+				if (n > most) {
+					most = n;
+					f = g;
+				}
+			}
+			if (f) {
+				auto_name = xstrndup(m->src + f->name.off, f->name.len);
+				entry = auto_name;
+			}
+		} else
+			f = mod_func_find(m, str_c(entry));
+		Dataflow *df = f ? df_build(m, f, &e) : NULL;
+		PhaseList pl = {0};
+		if (!df || ana_phases(df, 0, &pl, &e) < 0 || phase < 1 || phase > pl.n) {
+			fprintf(stderr, "no phase %u of '%s' (%s)\n", phase, entry, err_msg(&e));
+			return 2;
+		}
+		Recipe r;
+		memset(&r, 0, sizeof r);
+		r.path = (char *)"(bench)";
+		r.cut = CUT_STMTS;
+		r.first = pl.v[phase - 1].first;
+		r.last = pl.v[phase - 1].last;
+		r.tkind = TPL_IDENTITY;
+		r.template_name = (char *)"identity";
+		StrBuf txt = STRBUF_INIT;
+		char hex[65];
+		splice_cut_text(m, f, r.first, r.last, &txt);
+		sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+		sb_release(&txt);
+		r.sha256 = hex;
+		char label[64];
+		snprintf(label, sizeof label, "identity, phase %u (%u mma, s%u)", phase, pl.v[phase - 1].mma,
+		         r.first);
+		rc = one(m, label, &r, entry, runs, parse, pw);
+		phases_release(&pl);
+		df_free(df);
+		free(auto_name);
+	} else {
+		for (int k = i + 2; k < argc; k++) {
+			Recipe r;
+			if (rcp_load(argv[k], &r, &e) < 0) {
+				fprintf(stderr, "%s\n", err_msg(&e));
+				rc = -1;
+				continue;
+			}
+			const char *b = strrchr(argv[k], '/');
+			if (one(m, b ? b + 1 : argv[k], &r, r.entry, runs, parse, pw) < 0)
+				rc = -1;
+			rcp_release(&r);
+		}
+	}
+	mod_free(m);
+	map_close(&mf);
+	err_release(&e);
+	return rc < 0 ? 1 : 0;
+}
