@@ -40,6 +40,17 @@ static int get_int(const cJSON *it, const char *path, const char *key, double lo
 	return 0;
 }
 
+/* The first key that an object repeats (cJSON keeps both; the second would
+ * silently win or lose), or NULL. */
+static const char *dup_key(const cJSON *obj)
+{
+	for (const cJSON *a = obj ? obj->child : NULL; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next)
+			if (a->string && b->string && !strcmp(a->string, b->string))
+				return a->string;
+	return NULL;
+}
+
 static int parse_cut(const cJSON *c, Recipe *r, Err *e)
 {
 	const char *p = r->path;
@@ -210,6 +221,18 @@ int rcp_parse(const char *path, const char *text, size_t len, Recipe *r, Err *e)
 	if (!cJSON_IsObject(root)) {
 		err_set(e, "%s: a recipe is a JSON object", path);
 		goto out;
+	}
+	const cJSON *objs[] = {root, cJSON_GetObjectItemCaseSensitive(root, "cut"),
+	                       cJSON_GetObjectItemCaseSensitive(root, "params"),
+	                       cJSON_GetObjectItemCaseSensitive(root, "bind"),
+	                       cJSON_GetObjectItemCaseSensitive(root, "guards")};
+	for (size_t i = 0; i < ARRAY_SIZE(objs); i++) {
+		const char *k = cJSON_IsObject(objs[i]) ? dup_key(objs[i]) : NULL;
+		if (k) {
+			err_set(e, "%s: '%s%s%s': the key appears twice", path, i ? objs[i]->string : "",
+			        i ? "." : "", k);
+			goto out;
+		}
 	}
 	for (const cJSON *it = root->child; it; it = it->next) {
 		const char *k = it->string;

@@ -299,6 +299,9 @@ static void test_splice__recipe_parse(void **state)
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": {\"a\": 3},"
 	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "'bind.a': expected a register");
 	expect_recipe_error("[1]", "a recipe is a JSON object");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha256\": \"" Z64 "\", \"mma\": 1, \"mma\": 2}}",
+	                    "'guards.mma': the key appears twice");
 }
 
 /* ---- the splicer ----------------------------------------------------------- */
