@@ -63,6 +63,9 @@ import sys
 open(sys.argv[1], "wb").write(bytes(((i * 7 + 90) & 255) for i in range(1024)))
 ' "$T/repo/corpus/smoke/oracle.frame"
 sha=$(sha256sum "$T/repo/corpus/smoke/oracle.frame" | cut -d" " -f1)
+# The parameter block is exactly the kernel's 12 bytes (.u64, .u32): the
+# driver refuses a larger CU_LAUNCH_PARAM_BUFFER_SIZE with
+# CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (seen on the H200, driver 580).
 cat >"$T/repo/recipes/smoke/layer.json" <<JSON
 {
   "layer": "smoke",
@@ -71,7 +74,7 @@ cat >"$T/repo/recipes/smoke/layer.json" <<JSON
   "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
   "launches": [
     {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
-     "params": {"size": 16, "fields": [
+     "params": {"size": 12, "fields": [
        {"offset": 0, "kind": "buffer", "buffer": "out"},
        {"offset": 8, "kind": "u32", "value": 90}]}}
   ],
