@@ -465,7 +465,7 @@ static int number(Parser *P)
 {
 	const char *s = P->p, *p = s, *end = P->end;
 	OpdKind kind = OPD_INT;
-	if (*p == '-' || *p == '+')
+	if (p < end && (*p == '-' || *p == '+'))
 		p++;
 	if (p >= end || !(cls[(unsigned char)*p] & C_DIGIT))
 		return fail_at(P, s, "expected a number");

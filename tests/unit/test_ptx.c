@@ -882,6 +882,11 @@ static void test_ptx__error_misc(void **state)
 	assert_located(parse_bad(src, strlen(src)), 6, 7, "expected an instruction");
 	src = ENTRY("\tand.pred %p1, %p2, !!%p3;\n"); /* found by fuzz_ptx */
 	assert_located(parse_bad(src, strlen(src)), 6, 22, "repeated '!'");
+	{
+		/* found by fuzz_ptx: a name and '+' at the very end of the file */
+		static const char cut[] = HDR ".entry k() { mov.u32 %r1, sym+";
+		assert_located(parse_bad(cut, sizeof cut - 1), 4, 31, "expected a number");
+	}
 	src = ENTRY("\t.reg .b32 %r<;\n");
 	assert_located(parse_bad(src, strlen(src)), 6, 15, "expected a register count");
 	src = ENTRY("\tmov.u32 %r1 %r2;\n");
