@@ -157,6 +157,9 @@ typedef struct {
  * load that may read it) or (load, the nearest earlier store of the range
  * it may read). */
 int df_cut(const Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
+/* Bytes per warp the registers carry across a cut: register bits (a
+ * predicate counts as 8) x vector width x 32 lanes, summed. */
+uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
 /* ---- address tracking ---------------------------------------------------- */

@@ -1950,3 +1950,16 @@ void cut_release(CutInterface *c)
 	VEC_FREE(c->rw_pairs);
 	sb_release(&c->rw_reason);
 }
+
+uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n)
+{
+	uint32_t bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		const RegInfo *ri = df_reg(df, regs[i].reg);
+		uint32_t bits = ri->bits ? ri->bits : 32;
+		if (bits < 8)
+			bits = 8; /* a predicate still occupies a register per lane */
+		bytes += bits / 8 * (ri->vec ? ri->vec : 1) * 32;
+	}
+	return bytes;
+}

@@ -24,19 +24,6 @@ static const char coverage[] =
 	"phase+epilogue cut (bytes per warp = register bits x 32 lanes), and memory statements "
 	"counted per state space; no timing, no occupancy, no execution: nothing here was run.";
 
-static uint32_t warp_bytes(const Dataflow *df, const CutReg *r, size_t n)
-{
-	uint32_t bytes = 0;
-	for (size_t i = 0; i < n; i++) {
-		const RegInfo *ri = df_reg(df, r[i].reg);
-		uint32_t bits = ri->bits ? ri->bits : 32;
-		if (bits < 8)
-			bits = 8; /* a predicate still occupies a register per lane */
-		bytes += bits / 8 * (ri->vec ? ri->vec : 1) * 32;
-	}
-	return bytes;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *entry = NULL;
@@ -140,8 +127,8 @@ int cmd_report(int argc, char **argv)
 		sb_reset(&prov);
 		sb_addf(&prov, "derived from %s (sha256 %.12s) s%u-s%u by static analysis", base, sha,
 		        p->first, last);
-		uint32_t bin = warp_bytes(df, cut.live_in.v, cut.live_in.n);
-		uint32_t bout = warp_bytes(df, cut.live_out.v, cut.live_out.n);
+		uint32_t bin = cut_warp_bytes(df, cut.live_in.v, cut.live_in.n);
+		uint32_t bout = cut_warp_bytes(df, cut.live_out.v, cut.live_out.n);
 		char shape[64];
 		snprintf(shape, sizeof shape, "%ux%u k%u%s", p->m_tiles, p->n_tiles, p->k,
 		         p->banded ? " banded" : "");

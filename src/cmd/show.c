@@ -23,13 +23,11 @@ int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e)
 	CutInterface cut;
 	if (df_cut(df, a, b, &cut, e) < 0)
 		return -1;
-	uint32_t bytes_in = 0, bytes_out = 0;
 	printf("\nlive-in (%zu): registers read in s%u-s%u whose value comes from before\n",
 	       cut.live_in.n, a, b);
 	for (size_t i = 0; i < cut.live_in.n; i++) {
 		const RegInfo *r = df_reg(df, cut.live_in.v[i].reg);
 		const Stmt *s = func_stmt(m, f, cut.live_in.v[i].stmt);
-		bytes_in += (r->bits ? r->bits : 32) * (r->vec ? r->vec : 1) * 32 / 8;
 		printf("  %-12.*s %-6.*s first use s%u (line %u)\n", (int)r->name.n, r->name.p,
 		       (int)r->type.n, r->type.p, cut.live_in.v[i].stmt, s->line);
 	}
@@ -38,12 +36,13 @@ int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e)
 	for (size_t i = 0; i < cut.live_out.n; i++) {
 		const RegInfo *r = df_reg(df, cut.live_out.v[i].reg);
 		const Stmt *s = func_stmt(m, f, cut.live_out.v[i].stmt);
-		bytes_out += (r->bits ? r->bits : 32) * (r->vec ? r->vec : 1) * 32 / 8;
 		printf("  %-12.*s %-6.*s last def s%u (line %u), first use after s%u\n",
 		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p, cut.live_out.v[i].stmt,
 		       s->line, cut.live_out.v[i].use);
 	}
-	printf("bytes per warp across the cut: %u in, %u out\n", bytes_in, bytes_out);
+	printf("bytes per warp across the cut: %u in, %u out\n",
+	       cut_warp_bytes(df, cut.live_in.v, cut.live_in.n),
+	       cut_warp_bytes(df, cut.live_out.v, cut.live_out.n));
 	printf("memory effects:");
 	int any = 0;
 	for (int sp = 0; sp < SP__COUNT; sp++) {
