@@ -1,7 +1,7 @@
 /*
  * bench_ana.c - phase location and cut interfaces against parse time.
  *
- *   bench_ana FILE...
+ *   bench_ana FILE...     or     bench_ana @LIST   (one file name a line)
  *
  * For every file: parse (best of 3), then the phase locator on every
  * function with mma statements (dataflow + phases, best of 3).  Prints the
@@ -52,8 +52,36 @@ static double phases_time(const Module *m)
 	return now_seconds() - t0;
 }
 
+/* "@LIST": the file names, one a line, as an argv of their own. */
+static char **read_list(const char *path, int *argc)
+{
+	char *text;
+	size_t n;
+	Err e = ERR_INIT;
+	if (read_file(path, &text, &n, &e) < 0) {
+		fprintf(stderr, "%s\n", err_msg(&e));
+		exit(2);
+	}
+	char **v = xcalloc(n / 2 + 2, sizeof(char *));
+	int c = 1;
+	for (char *p = text; *p;) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		if (*p)
+			v[c++] = p;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	*argc = c;
+	return v;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && argv[1][0] == '@')
+		argv = read_list(argv[1] + 1, &argc);
 	double parse_all = 0, phases_all = 0;
 	size_t bytes_all = 0, nfiles = 0;
 	const char *big = NULL;
