@@ -15,6 +15,31 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Compares the emitted bytes with the input as they come, so the module is
+ * never held twice in memory. */
+typedef struct {
+	const char *src;
+	size_t n, at;
+	size_t first_diff;  /* (size_t)-1 while equal */
+} Cmp;
+
+static int compare_sink(void *ctx, const char *p, size_t n)
+{
+	Cmp *c = ctx;
+	if (c->first_diff == (size_t)-1) {
+		size_t k = 0, avail = c->at < c->n ? c->n - c->at : 0;
+		size_t m = n < avail ? n : avail;
+		if (memcmp(c->src + c->at, p, m) != 0) {
+			while (k < m && c->src[c->at + k] == p[k])
+				k++;
+			c->first_diff = c->at + k;
+		} else if (n > avail)
+			c->first_diff = c->n; /* longer than the input */
+	}
+	c->at += n;
+	return 0;
+}
+
 static const char usage_str[] = "d4r-splice roundtrip [--stats] [--no-verify] FILE...";
 
 int cmd_roundtrip(int argc, char **argv)
@@ -38,7 +63,6 @@ int cmd_roundtrip(int argc, char **argv)
 	if (stats)
 		printf("%-40s %10s %6s %9s %7s %9s %s\n", "file", "bytes", "funcs", "stmts", "mma",
 		       "parse_ms", "result");
-	StrBuf out = STRBUF_INIT;
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
 			continue;
@@ -61,15 +85,13 @@ int cmd_roundtrip(int argc, char **argv)
 			continue;
 		}
 		const char *result = "identical";
-		sb_reset(&out);
-		if (ptx_emit(m, NULL, 0, &out, &e) < 0) {
+		Cmp cmp = {mf.p, mf.n, 0, (size_t)-1};
+		if (ptx_emit_to(m, NULL, 0, compare_sink, &cmp, &e) < 0) {
 			fprintf(stderr, "%s\n", err_msg(&e));
 			result = "error";
 			rc = EXIT_ERROR;
-		} else if (out.n != mf.n || memcmp(out.p, mf.p, mf.n) != 0) {
-			size_t k = 0;
-			while (k < out.n && k < mf.n && out.p[k] == mf.p[k])
-				k++;
+		} else if (cmp.first_diff != (size_t)-1 || cmp.at != mf.n) {
+			size_t k = cmp.first_diff != (size_t)-1 ? cmp.first_diff : cmp.at;
 			err_at(&e, argv[i], mf.p, mf.n, k, "re-emitted module differs from the input here");
 			fprintf(stderr, "%s\n", err_msg(&e));
 			result = "DIFFERS";
@@ -93,6 +115,5 @@ int cmd_roundtrip(int argc, char **argv)
 		map_close(&mf);
 		err_release(&e);
 	}
-	sb_release(&out);
 	return rc;
 }

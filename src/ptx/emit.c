@@ -22,11 +22,10 @@ static int cmp_edit(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
+int ptx_emit_to(const Module *m, Edit *edits, size_t nedits, EmitSink sink, void *ctx, Err *e)
 {
 	if (nedits > 1)
 		qsort(edits, nedits, sizeof(Edit), cmp_edit);
-	sb_grow(out, m->len + 1024);
 	size_t at = 0, k = 0;
 	/* Copy item by item so the output is assembled from the model's spans;
 	 * edits are applied inside whichever span they fall in. */
@@ -40,19 +39,32 @@ int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
 			if ((size_t)ed->off + ed->len > m->len)
 				return err_set(e, "%s: edit at byte %u runs past the end of the file",
 				               m->name, ed->off);
-			sb_addn(out, m->src + at, ed->off - at);
-			sb_addn(out, ed->text, ed->tlen);
+			if (sink(ctx, m->src + at, ed->off - at) < 0 || sink(ctx, ed->text, ed->tlen) < 0)
+				return err_set(e, "%s: cannot write the emitted module", m->name);
 			at = ed->off + ed->len;
 			k++;
 		}
 		if (upto > at) {
-			sb_addn(out, m->src + at, upto - at);
+			if (sink(ctx, m->src + at, upto - at) < 0)
+				return err_set(e, "%s: cannot write the emitted module", m->name);
 			at = upto;
 		}
 	}
 	if (k < nedits)
 		return err_set(e, "%s: edit at byte %u is outside the file", m->name, edits[k].off);
 	return 0;
+}
+
+static int to_strbuf(void *ctx, const char *p, size_t n)
+{
+	sb_addn(ctx, p, n);
+	return 0;
+}
+
+int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
+{
+	sb_grow(out, m->len + 1024);
+	return ptx_emit_to(m, edits, nedits, to_strbuf, out, e);
 }
 
 static int only_trivia(const char *p, const char *end)

@@ -26,6 +26,12 @@ typedef struct {
  */
 int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e);
 
+/* The same, handing the output to `sink` piece by piece instead of keeping
+ * it (roundtrip compares as it goes, so a 40 MB module is never held twice).
+ * A sink returns 0, or -1 to stop. */
+typedef int (*EmitSink)(void *ctx, const char *p, size_t n);
+int ptx_emit_to(const Module *m, Edit *edits, size_t nedits, EmitSink sink, void *ctx, Err *e);
+
 /*
  * Checks that the model accounts for every byte of the source: the items
  * tile the file with only whitespace and comments between them, every

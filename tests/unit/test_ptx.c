@@ -914,6 +914,39 @@ static void test_ptx__error_misc(void **state)
 	}
 }
 
+/* ptx_emit_to hands out exactly the bytes ptx_emit builds, edits included,
+ * in pieces that concatenate to them. */
+static int collect_sink(void *ctx, const char *p, size_t n)
+{
+	sb_addn(ctx, p, n);
+	return 0;
+}
+
+static void test_ptx__emit_to_streams_what_emit_builds(void **state)
+{
+	(void)state;
+	static const char src[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+	                          ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n"
+	                          "\tmov.u32 %r1, 1;\n\tadd.s32 %r2, %r1, 2;\n\tret;\n}\n";
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("s.ptx", src, sizeof src - 1, &e);
+	assert_non_null(m);
+	const Stmt *s1 = &m->stmts.v[1];
+	Edit ed[2] = {{s1->off, s1->len, "sub.s32 %r2, %r1, 2;", 20}, {0, 0, "// head\n", 8}};
+	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
+	assert_int_equal(ptx_emit(m, ed, 2, &a, &e), 0);
+	assert_int_equal(ptx_emit_to(m, ed, 2, collect_sink, &b, &e), 0);
+	assert_int_equal(a.n, b.n);
+	assert_memory_equal(a.p, b.p, a.n);
+	assert_non_null(strstr(a.p, "// head\n.version 8.0"));
+	assert_non_null(strstr(a.p, "\tsub.s32 %r2, %r1, 2;\n\tret;"));
+	assert_null(strstr(a.p, "add.s32"));
+	sb_release(&a);
+	sb_release(&b);
+	mod_free(m);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -945,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_ptx__error_binary_garbage),
 		cmocka_unit_test(test_ptx__error_unterminated_comment_and_string),
 		cmocka_unit_test(test_ptx__error_misc),
+		cmocka_unit_test(test_ptx__emit_to_streams_what_emit_builds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
