@@ -192,7 +192,7 @@ int cmd_job(int argc, char **argv)
 	StrBuf red_orig = STRBUF_INIT, red_spl = STRBUF_INIT, line = STRBUF_INIT;
 	unsigned char *oracle = NULL;
 	size_t oracle_len = 0;
-	char *oracle_path = NULL, *module_path = NULL, *rpath = NULL;
+	char *oracle_path = NULL, *module_path = NULL, *rpath = NULL, *keep_dir = NULL;
 	FrameLayout lay = {0};
 	cJSON *root = NULL;
 
@@ -247,11 +247,13 @@ int cmd_job(int argc, char **argv)
 			snprintf(dir, sizeof dir, "%s", keep);
 		else
 			snprintf(dir, sizeof dir, "d4r-keep-%s-phase-%02u", mf.layer ? mf.layer : layer, phase);
-		if (mkdir_p(dir, &e) < 0 || write_keep(dir, "spliced.ptx", sr.text.p, sr.text.n) < 0) {
+		keep_dir = xstrdup(dir);
+		if (mkdir_p(dir, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
-		keep = xstrdup(dir);
+		if (write_keep(dir, "spliced.ptx", sr.text.p, sr.text.n) < 0)
+			goto out;
 	}
 	GpuModuleSrc mods[2] = {
 		{"original", red_orig.p, red_orig.n, NULL, NULL},
@@ -304,10 +306,10 @@ int cmd_job(int argc, char **argv)
 	}
 	if (diff_png && spl_differs == 1 && frame_diff_image(diff_png, &lay, ref, s->frame, s->frame_len, &d_spl, &e) < 0)
 		fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
-	if (keep && s->status == GPU_OK)
-		write_keep(keep, "spliced.frame", s->frame, s->frame_len);
-	if (keep && o->status == GPU_OK)
-		write_keep(keep, "original.frame", o->frame, o->frame_len);
+	if (keep_dir && s->status == GPU_OK)
+		write_keep(keep_dir, "spliced.frame", s->frame, s->frame_len);
+	if (keep_dir && o->status == GPU_OK)
+		write_keep(keep_dir, "original.frame", o->frame, o->frame_len);
 	double total = now_seconds() - t_start;
 	double jit = o->jit_seconds + s->jit_seconds;
 	double gpu_ms = 0;
@@ -420,8 +422,8 @@ int cmd_job(int argc, char **argv)
 		if (gr.device[0])
 			printf("  device    %s (sm_%d%d, driver %d)\n", gr.device, gr.cc_major, gr.cc_minor,
 			       gr.driver_version);
-		if (keep)
-			printf("  kept      %s/\n", keep);
+		if (keep_dir)
+			printf("  kept      %s/\n", keep_dir);
 	}
 	frame_diff_release(&d_orig);
 	frame_diff_release(&d_spl);
@@ -432,8 +434,7 @@ out:
 	free(oracle_path);
 	free(module_path);
 	free(rpath);
-	if (keep && *keep)
-		free((char *)keep);
+	free(keep_dir);
 	sb_release(&red_orig);
 	sb_release(&red_spl);
 	sb_release(&line);
