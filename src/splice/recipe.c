@@ -214,6 +214,7 @@ int rcp_parse(const char *path, const char *text, size_t len, Recipe *r, Err *e)
 		if (off > len)
 			off = len;
 		err_at(e, path, text, len, off, "not valid JSON");
+		rcp_release(r);
 		return -1;
 	}
 	int rc = -1;
