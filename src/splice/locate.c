@@ -90,6 +90,20 @@ int splice_locate(const char *layer, const char *corpus_opt, const char *module_
 		out->module_path = xstrdup(module_opt);
 	} else if (r && r->module) {
 		char *corpus = mf_corpus_dir(corpus_opt, r->path, e);
+		if (!corpus && layer) {
+			/* A recipe kept outside the repository: the layer's manifest
+			 * knows the corpus. */
+			err_clear(e);
+			if (load_manifest(layer, corpus_opt, &man, e) < 0)
+				goto fail;
+			have_man = true;
+			if (!man.corpus) {
+				err_set(e, "no corpus folder for layer '%s': give --corpus DIR or set "
+				        "$D4R_CORPUS", layer);
+				goto fail;
+			}
+			corpus = xstrdup(man.corpus);
+		}
 		if (!corpus)
 			goto fail;
 		size_t n = strlen(corpus) + strlen(r->module) + 2;

@@ -25,6 +25,16 @@ PY
 expect_rc 2 "$D4R" enc4 --phase 8 --recipe "$T/stale.json" --corpus "$TOP/corpus"
 expect_grep "stale recipe" "$T/err"
 expect_grep "expected 0000000000000000" "$T/err"
+# a good recipe kept outside the repository: the layer's manifest finds the corpus
+python3 - "$T/stale.json" "$TOP/recipes/enc4/phase-08.json" "$T/good.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["guards"] = json.load(open(sys.argv[2]))["guards"]
+json.dump(r, open(sys.argv[3], "w"))
+PY
+(unset D4R_CORPUS; "$D4R" splice enc4 --phase 8 --recipe "$T/good.json" -o "$T/good.ptx") >"$T/out" 2>"$T/err" ||
+	{ cat "$T/err"; fail "a recipe outside the repository did not splice"; }
+[ -s "$T/good.ptx" ] || fail "no spliced module from a recipe outside the repository"
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
 	skip "a CUDA driver is installed here: the no-driver path is not testable"
 fi
