@@ -133,3 +133,18 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b)
 	*b = ub;
 	return 0;
 }
+
+void cmd_json_str(StrBuf *sb, const char *s)
+{
+	sb_addc(sb, '"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			sb_addf(sb, "\\%c", c);
+		else if (c < 0x20)
+			sb_addf(sb, "\\u%04x", c);
+		else
+			sb_addc(sb, (char)c);
+	}
+	sb_addc(sb, '"');
+}

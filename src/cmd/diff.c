@@ -21,21 +21,6 @@ static const char usage[] =
 	"       SPEC: NAME:FORMAT:WxHxC[,...] or NAME:FORMAT:BYTES,"
 	" e.g. rgba:u8:512x512x4,surf0:f16:80x46x4";
 
-static void json_str(StrBuf *sb, const char *s)
-{
-	sb_addc(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			sb_addf(sb, "\\u%04x", c);
-		else
-			sb_addc(sb, (char)c);
-	}
-	sb_addc(sb, '"');
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	const char *files[2] = {NULL, NULL};
@@ -131,9 +116,9 @@ int cmd_diff(int argc, char **argv)
 	StrBuf o = STRBUF_INIT;
 	if (json) {
 		sb_adds(&o, "{\"a\": ");
-		json_str(&o, files[0]);
+		cmd_json_str(&o, files[0]);
 		sb_adds(&o, ", \"b\": ");
-		json_str(&o, files[1]);
+		cmd_json_str(&o, files[1]);
 		sb_addf(&o, ", \"a_bytes\": %zu, \"b_bytes\": %zu, ", fa.n, fb.n);
 		FrameOutput flat = {.name = (char *)"frame", .size = MIN(fa.n, fb.n), .format = MF_U8};
 		FrameLayout one = {.v = &flat, .n = 1, .size = flat.size};

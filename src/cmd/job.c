@@ -17,7 +17,6 @@
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
-#include "gpu/reduce.h"
 #include "job.h"
 #include "ptx/parse.h"
 #include "splice/splice.h"
@@ -35,33 +34,28 @@ static const char usage_str[] =
 	"                  [--diff-image FILE.png]";
 
 int job_reduce(const char *name, const char *text, size_t len, const Manifest *mf, StrBuf *out,
-               Err *e)
+               size_t *entries, size_t *removed, Err *e)
 {
 	Module *m = ptx_parse(name, text, len, e);
 	if (!m)
 		return -1;
 	GpuFuncSpan *spans = xcalloc(m->funcs.n + 1, sizeof(GpuFuncSpan));
-	char **names = xcalloc(m->funcs.n + 1, sizeof(char *));
 	size_t n = 0;
 	for (size_t i = 0; i < m->funcs.n; i++) {
 		const Func *f = &m->funcs.v[i];
-		names[i] = xstrndup(m->src + f->name.off, f->name.len);
 		if (f->kind != FN_ENTRY || (f->flags & FNF_DECL))
 			continue;
 		spans[n].off = f->text.off;
 		spans[n].len = f->text.len;
-		spans[n].name = names[i];
+		spans[n].name = xstrndup(m->src + f->name.off, f->name.len);
 		spans[n].is_entry = 1;
 		n++;
 	}
-	const char **keep = xcalloc(mf->nlaunches + 1, sizeof(char *));
-	for (size_t i = 0; i < mf->nlaunches; i++)
-		keep[i] = mf->launches[i].entry;
-	int rc = gpu_reduce_ptx(text, len, spans, n, keep, mf->nlaunches, out, e);
-	free(keep);
-	for (size_t i = 0; i < m->funcs.n; i++)
-		free(names[i]);
-	free(names);
+	if (entries)
+		*entries = n;
+	int rc = gpu_reduce_for_layer(mf, text, len, spans, n, out, removed, e);
+	for (size_t i = 0; i < n; i++)
+		free((char *)spans[i].name);
 	free(spans);
 	mod_free(m);
 	return rc;
@@ -235,8 +229,8 @@ int cmd_job(int argc, char **argv)
 	}
 	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
 		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
-	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &red_orig, &e) < 0 ||
-	    job_reduce("spliced", sr.text.p, sr.text.n, &mf, &red_spl, &e) < 0) {
+	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &red_orig, NULL, NULL, &e) < 0 ||
+	    job_reduce("spliced", sr.text.p, sr.text.n, &mf, &red_spl, NULL, NULL, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}

@@ -18,6 +18,7 @@
  * oracle, 2 error, fault or hang of any module.
  */
 #include "cmd/cmd.h"
+#include "cmd/job.h"
 
 #include "base/file.h"
 #include "base/sha256.h"
@@ -34,21 +35,6 @@ static const char usage[] =
 	"d4r-splice run LAYER [--module FILE [--frame OUT]]... [--corpus DIR] [--runs N]\n"
 	"                      [--timeout S] [--no-cache] [--no-reduce] [--device N]\n"
 	"                      [--diff-image F.png] [--jit-log] [--json]";
-
-static void json_str(StrBuf *sb, const char *s)
-{
-	sb_addc(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			sb_addf(sb, "\\u%04x", c);
-		else
-			sb_addc(sb, (char)c);
-	}
-	sb_addc(sb, '"');
-}
 
 /* Appends text with every line after the first indented by `indent`. */
 static void add_indented(StrBuf *sb, const char *text, const char *indent)
@@ -107,16 +93,10 @@ static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
 	rm->mapped = 1;
 	if (no_reduce)
 		return 0;
-	GpuFuncSpan *spans;
-	size_t nspans;
-	if (gpu_scan_entries(rm->ptx.p, rm->ptx.n, &spans, &nspans, e) < 0)
-		return err_set(e, "%s: %s", rm->path, err_msg(e));
-	int rc = gpu_reduce_for_layer(m, rm->ptx.p, rm->ptx.n, spans, nspans, &rm->reduced,
-	                              &rm->removed, e);
-	gpu_spans_free(spans, nspans);
-	if (rc < 0)
-		return err_set(e, "%s: %s", rm->path, err_msg(e));
-	rm->nentries = nspans;
+	/* the parser's function spans, as the main job and check use */
+	if (job_reduce(rm->path, rm->ptx.p, rm->ptx.n, m, &rm->reduced, &rm->nentries,
+	               &rm->removed, e) < 0)
+		return -1;
 	return 0;
 }
 
@@ -255,9 +235,9 @@ int cmd_run(int argc, char **argv)
 	if (gpu_job_run(&job, &res, &e) < 0) {
 		if (json) {   /* CI reads stdout: say it there too */
 			sb_adds(&o, "{\"layer\": ");
-			json_str(&o, m.layer);
+			cmd_json_str(&o, m.layer);
 			sb_adds(&o, ", \"status\": \"error\", \"message\": ");
-			json_str(&o, err_msg(&e));
+			cmd_json_str(&o, err_msg(&e));
 			sb_adds(&o, "}\n");
 			fputs(o.p, stdout);
 		}
@@ -318,20 +298,20 @@ int cmd_run(int argc, char **argv)
 	const GpuModuleResult *first = &res.mods[0];
 	if (json) {
 		sb_adds(&o, "{\"layer\": ");
-		json_str(&o, m.layer);
+		cmd_json_str(&o, m.layer);
 		sb_adds(&o, ", \"device\": ");
-		json_str(&o, res.device);
+		cmd_json_str(&o, res.device);
 		sb_addf(&o, ", \"sm\": \"%d%d\", \"driver_version\": %d", res.cc_major, res.cc_minor,
 		        res.driver_version);
 		sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(res.status));
 		if (res.message) {
 			sb_adds(&o, ", \"message\": ");
-			json_str(&o, res.message);
+			cmd_json_str(&o, res.message);
 		}
 		if (res.timing_status != GPU_OK) {
 			sb_addf(&o, ", \"timing_status\": \"%s\", \"timing_message\": ",
 			        gpu_status_name(res.timing_status));
-			json_str(&o, res.timing_message);
+			cmd_json_str(&o, res.timing_message);
 		}
 		sb_addf(&o, ", \"setup_seconds\": %.6f, \"host_seconds\": %.6f, "
 		            "\"wall_seconds\": %.6f, \"modules\": [",
@@ -340,11 +320,11 @@ int cmd_run(int argc, char **argv)
 			const GpuModuleResult *mr = &res.mods[k];
 			const RunModule *rm = &mods[k];
 			sb_adds(&o, k ? ", {\"module\": " : "{\"module\": ");
-			json_str(&o, rm->path);
+			cmd_json_str(&o, rm->path);
 			sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(mr->status));
 			if (mr->status != GPU_OK) {
 				sb_adds(&o, ", \"message\": ");
-				json_str(&o, mr->message);
+				cmd_json_str(&o, mr->message);
 			}
 			sb_addf(&o, ", \"entries\": %zu, \"entries_removed\": %zu", rm->nentries,
 			        rm->removed);
@@ -371,7 +351,7 @@ int cmd_run(int argc, char **argv)
 			}
 			if (jit_log) {
 				sb_adds(&o, ", \"jit_log\": ");
-				json_str(&o, mr->jit_log);
+				cmd_json_str(&o, mr->jit_log);
 			}
 			sb_adds(&o, "}");
 		}

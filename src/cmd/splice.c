@@ -71,6 +71,26 @@ static void region_of_line(const char *text, size_t n, unsigned line, StrBuf *ou
  * per entry.  The same proof as one module per phase, for a fraction of the
  * ptxas time on big kernels.
  */
+/* The recipe --every-phase splices: built-in template `tname` over
+ * [first, last] of f, its guard the sha256 of that text (into hex, which the
+ * recipe points at; nothing to release). */
+static void builtin_recipe(const Module *m, const Func *f, uint32_t first, uint32_t last,
+                           const char *tname, char hex[65], Recipe *r)
+{
+	memset(r, 0, sizeof *r);
+	r->path = (char *)"(every-phase)";
+	r->cut = CUT_STMTS;
+	r->first = first;
+	r->last = last;
+	r->tkind = !strcmp(tname, "perturb") ? TPL_PERTURB : TPL_IDENTITY;
+	r->template_name = (char *)tname;
+	StrBuf txt = STRBUF_INIT;
+	splice_cut_text(m, f, first, last, &txt);
+	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+	sb_release(&txt);
+	r->sha256 = hex;
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
                                 const char *check, const char *arch_opt)
 {
@@ -132,19 +152,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			}
 			const Func *f = mod_func_find(m, str_c(ename));
 			Recipe r;
-			memset(&r, 0, sizeof r);
-			r.path = (char *)"(every-phase)";
-			r.cut = CUT_STMTS;
-			r.first = pl.v[p].first;
-			r.last = pl.v[p].last;
-			r.tkind = !strcmp(tname, "perturb") ? TPL_PERTURB : TPL_IDENTITY;
-			r.template_name = (char *)tname;
-			StrBuf txt = STRBUF_INIT;
 			char hex[65];
-			splice_cut_text(m, f, r.first, r.last, &txt);
-			sha256_hex(txt.p ? txt.p : "", txt.n, hex);
-			sb_release(&txt);
-			r.sha256 = hex;
+			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
 			SpliceResult res;
 			memset(&res, 0, sizeof res);
 			SpliceRequest req = {m, ename, &r, NULL, false};
@@ -263,19 +272,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 		}
 		for (size_t p = 0; p < pl.n; p++) {
 			Recipe r;
-			memset(&r, 0, sizeof r);
-			r.path = (char *)"(every-phase)";
-			r.cut = CUT_STMTS;
-			r.first = pl.v[p].first;
-			r.last = pl.v[p].last;
-			r.tkind = !strcmp(tname, "perturb") ? TPL_PERTURB : TPL_IDENTITY;
-			r.template_name = (char *)tname;
-			StrBuf txt = STRBUF_INIT;
 			char hex[65];
-			splice_cut_text(m, f, r.first, r.last, &txt);
-			sha256_hex(txt.p ? txt.p : "", txt.n, hex);
-			sb_release(&txt);
-			r.sha256 = hex;
+			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
 			SpliceResult res;
 			memset(&res, 0, sizeof res);
 			SpliceRequest req = {m, ename, &r, NULL, false};

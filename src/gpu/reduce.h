@@ -36,7 +36,8 @@ int gpu_reduce_ptx(const char *ptx, size_t n, const GpuFuncSpan *spans, size_t n
                    const char *const *keep, size_t nkeep, StrBuf *out, Err *e);
 
 /*
- * A stop-gap until the PTX parser (src/ptx) hands out function spans: finds
+ * For callers without the PTX parser (the verbs use its spans, through
+ * cmd/job.h job_reduce): finds
  * every .entry definition of ptx[0..n) by a light scan (comments and
  * strings skipped, braces matched).  Each span runs from the start of the
  * line holding `.entry` (so `.visible` / `.weak` before it are included)
