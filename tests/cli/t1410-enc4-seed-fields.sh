@@ -50,4 +50,3 @@ for b in bad:
 print(f"{len(got)} phases, {fields} fields compared, {len(bad)} differ")
 sys.exit(1 if bad else 0)
 PY
-cat "$T/out" >/dev/null
