@@ -264,4 +264,22 @@ typedef struct {
 int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e);
 void phases_release(PhaseList *pl);
 
+/* The phases of one function, as ana_phases_funcs gives them. */
+typedef struct {
+	const Func *f;
+	PhaseList pl;
+	int rc;                     /* 0, or -1 with err set */
+	Err err;
+} FuncPhases;
+
+/*
+ * Builds the dataflow and finds the phases of each of fns[0..n), on up to
+ * `jobs` threads (0: one per online CPU), largest function first; out[i]
+ * is fns[i]'s, in the order given, whatever the threads did.  The module is
+ * only read.  Release with func_phases_release.
+ */
+void ana_phases_funcs(const Module *m, const Func *const *fns, size_t n, unsigned gap,
+                      unsigned jobs, FuncPhases *out);
+void func_phases_release(FuncPhases *fp, size_t n);
+
 #endif

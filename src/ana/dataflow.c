@@ -18,10 +18,12 @@
  * is a binary search, not a walk over 20,000 statements.
  *
  * Basic blocks start at statement 0, at every label and after every
- * bra/brx/ret/exit/trap.  Liveness is solved register by register: from
- * the blocks that read a register before killing it, backwards through
- * predecessors until a killing block (see solve_liveness); the result is a
- * word bitset over blocks per register.  Reaching definitions are
+ * bra/brx/ret/exit/trap.  Liveness is solved register by register, and
+ * only for the registers a query asks about (the phase locator asks about
+ * none, a cut about the registers it touches): from the blocks that read a
+ * register before killing it, backwards through predecessors until a
+ * killing block (see solve_reg); the result is a word bitset over blocks
+ * per register.  Reaching definitions are
  * answered on demand: a walk back inside the block, then, if no killing
  * definition was found, a search back over predecessor blocks whose result
  * is memoised per (block, register).  That keeps df_build linear and makes
@@ -78,7 +80,17 @@ typedef struct {
 	Str type;
 	uint8_t vec;
 	uint32_t *slot;  /* per member: register id + 1, 0 = not seen yet */
+	uint64_t key;    /* the prefix's bytes as a word (prefixes of at most 8) */
+	uint32_t bits;   /* type_bits(type) */
 } RangeDecl;
+
+/* The first n <= 8 bytes of p as a little-endian word, zero-filled. */
+static inline uint64_t word_key(const char *p, size_t n)
+{
+	uint64_t k = 0;
+	memcpy(&k, p, n);
+	return k;
+}
 
 typedef struct {
 	const char *p;
@@ -110,6 +122,8 @@ struct Dataflow {
 	NameEnt *ht;
 	uint32_t htcap, htn;
 	VEC(RangeDecl) ranges;
+	bool plain_digit;          /* a plain .reg name ends in a digit (and
+	                              may also be a range member) */
 
 	/* scopes: only built when a name is declared in more than one scope */
 	uint32_t *scope_parent;    /* per scope; scope 0 is the function body */
@@ -137,7 +151,10 @@ struct Dataflow {
 	uint32_t *succ_off, *succ;
 	uint32_t *pred_off, *pred;
 	uint32_t words;
-	uint64_t *live_in, *live_out;
+	uint64_t *live_in, *live_out; /* per register, over blocks: see solve_reg */
+	uint64_t *solved;          /* per register: its liveness is known */
+	uint32_t *dom_pre, *dom_post; /* dominator tree numbers: see build_dom */
+	VEC(uint32_t) lwork;       /* solve_reg's work list */
 
 	/* query state (mutable behind const: see the file comment) */
 	uint32_t *mark;
@@ -286,21 +303,22 @@ static int32_t lookup_at(Dataflow *df, const char *p, size_t n, uint32_t stmt, u
 			uint32_t k = 0;
 			for (size_t i = d; i < n; i++)
 				k = k * 10 + (uint32_t)(p[i] - '0');
+			uint64_t key = d <= 8 ? word_key(p, d) : 0;
 			for (size_t i = 0; i < df->ranges.n; i++) {
 				RangeDecl *r = &df->ranges.v[i];
-				if (r->prefix.n != d || k >= r->count || memcmp(r->prefix.p, p, d) != 0)
+				if (r->prefix.n != d || k >= r->count ||
+				    (key ? r->key != key : memcmp(r->prefix.p, p, d) != 0))
 					continue;
 				if (!r->slot)
 					r->slot = xcalloc(r->count, sizeof(uint32_t));
 				if (r->slot[k])
 					return (int32_t)(r->slot[k] - 1);
-				NameEnt *e = ht_find(df, p, n);
+				NameEnt *e = df->plain_digit ? ht_find(df, p, n) : NULL;
 				int32_t id;
-				if (e->p && e->kind == NK_REG)
+				if (e && e->p && e->kind == NK_REG)
 					id = e->id;
 				else
-					id = (int32_t)new_reg(df, str_of(p, n), r->type, r->vec, 0,
-					                      type_bits(r->type));
+					id = (int32_t)new_reg(df, str_of(p, n), r->type, r->vec, 0, r->bits);
 				r->slot[k] = (uint32_t)id + 1;
 				return id;
 			}
@@ -800,53 +818,63 @@ static bool block_kills(const Dataflow *df, uint32_t b, uint32_t reg)
 	return p < hi && df->rkill[p] < df->blk_start[b + 1];
 }
 
-static void solve_liveness(Dataflow *df)
+/* Solves liveness of one register, the first time a query needs it: the
+ * phase locator never asks, and a cut asks about the few hundred registers
+ * it touches, so most registers of a large function are never solved. */
+static void solve_reg(Dataflow *df, uint32_t r)
 {
-	/* register-major: each register's live blocks are one short bitset, so
-	 * the propagation below stays in cache */
-	uint32_t nb = df->nblk, nr = df->nbuilt, W = (nb + 63) / 64;
-	df->words = W;
-	size_t sz = (size_t)nr * W;
-	df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
-	df->live_out = xcalloc(sz ? sz : 1, sizeof(uint64_t));
-	VEC(uint32_t) wl = {0};
-	for (uint32_t r = 0; r < nr; r++) {
-		uint64_t *in = df->live_in + (size_t)r * W, *out = df->live_out + (size_t)r * W;
-		/* upward-exposed uses: walk uses and kills of r in statement order */
-		uint32_t u = df->ruse_off[r], ue = df->ruse_off[r + 1];
-		uint32_t k = df->rkill_off[r], ke = df->rkill_off[r + 1];
-		uint32_t lastb = UINT32_MAX;
-		wl.n = 0;
-		for (; u < ue; u++) {
-			uint32_t st = df->ruse[u], b = df->blk_of[st];
-			if (b == lastb)
-				continue;
-			lastb = b;
-			/* a kill in b strictly before this (first) use of b hides it */
-			while (k < ke && df->rkill[k] < df->blk_start[b])
-				k++;
-			if (k < ke && df->rkill[k] < st)
-				continue;
-			if (!bit_get(in, b)) {
-				bit_set(in, b);
-				VEC_PUSH(wl, b);
-			}
+	if (!df->live_in) {
+		size_t sz = (size_t)df->nbuilt * df->words;
+		df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+		df->live_out = xcalloc(sz ? sz : 1, sizeof(uint64_t));
+		df->solved = xcalloc((df->nbuilt + 63) / 64 + 1, sizeof(uint64_t));
+	}
+	if (bit_get(df->solved, r))
+		return;
+	bit_set(df->solved, r);
+	uint32_t W = df->words;
+	uint64_t *in = df->live_in + (size_t)r * W, *out = df->live_out + (size_t)r * W;
+	/* upward-exposed uses: walk uses and kills of r in statement order */
+	uint32_t u = df->ruse_off[r], ue = df->ruse_off[r + 1];
+	uint32_t k = df->rkill_off[r], ke = df->rkill_off[r + 1];
+	uint32_t lastb = UINT32_MAX;
+	df->lwork.n = 0;
+	for (; u < ue; u++) {
+		uint32_t st = df->ruse[u], b = df->blk_of[st];
+		if (b == lastb)
+			continue;
+		lastb = b;
+		/* a kill in b strictly before this (first) use of b hides it */
+		while (k < ke && df->rkill[k] < df->blk_start[b])
+			k++;
+		if (k < ke && df->rkill[k] < st)
+			continue;
+		if (!bit_get(in, b)) {
+			bit_set(in, b);
+			VEC_PUSH(df->lwork, b);
 		}
-		while (wl.n) {
-			uint32_t b = wl.v[--wl.n];
-			for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++) {
-				uint32_t pb = df->pred[i];
-				if (bit_get(out, pb))
-					continue;
-				bit_set(out, pb);
-				if (!bit_get(in, pb) && !block_kills(df, pb, r)) {
-					bit_set(in, pb);
-					VEC_PUSH(wl, pb);
-				}
+	}
+	while (df->lwork.n) {
+		uint32_t b = df->lwork.v[--df->lwork.n];
+		for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++) {
+			uint32_t pb = df->pred[i];
+			if (bit_get(out, pb))
+				continue;
+			bit_set(out, pb);
+			if (!bit_get(in, pb) && !block_kills(df, pb, r)) {
+				bit_set(in, pb);
+				VEC_PUSH(df->lwork, pb);
 			}
 		}
 	}
-	VEC_FREE(wl);
+}
+
+/* The live-in / live-out bitset over blocks of reg, solved on demand. */
+static const uint64_t *live_set(const Dataflow *cdf, uint32_t reg, bool out)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	solve_reg(df, reg);
+	return (out ? df->live_out : df->live_in) + (size_t)reg * df->words;
 }
 
 /* ---- build ---------------------------------------------------------------- */
@@ -947,7 +975,9 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 				if (str_eq(df->ranges.v[j].prefix, name))
 					break;
 			if (j == df->ranges.n) {
-				RangeDecl r = {name, d->count, type, d->vec, NULL};
+				RangeDecl r = {name, d->count, type, d->vec, NULL,
+				               name.n <= 8 ? word_key(name.p, name.n) : 0,
+				               type_bits(type)};
 				VEC_PUSH(df->ranges, r);
 			} else if (df->ranges.v[j].count < d->count)
 				df->ranges.v[j].count = d->count;
@@ -961,6 +991,8 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		}
 		uint32_t id = new_reg(df, name, type, d->vec, 0, type_bits(type));
 		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
+		if (name.n && name.p[name.n - 1] >= '0' && name.p[name.n - 1] <= '9')
+			df->plain_digit = true;
 	}
 	if (scoped && n)
 		split_scoped(df);
@@ -973,6 +1005,8 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		uint32_t id = new_reg(df, name, type, 0, 0, type_bits(type));
 		df->regparam.v[id] = 1;
 		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
+		if (name.n && name.p[name.n - 1] >= '0' && name.p[name.n - 1] <= '9')
+			df->plain_digit = true;
 	}
 
 	/* module variables: symbols, never registers */
@@ -1028,7 +1062,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		df_free(df);
 		return NULL;
 	}
-	solve_liveness(df);
+	df->words = (df->nblk + 63) / 64;
 	df->mark = xcalloc(df->nblk + 1, sizeof(uint32_t));
 	return df;
 }
@@ -1068,6 +1102,10 @@ void df_free(Dataflow *df)
 	free(df->pred);
 	free(df->live_in);
 	free(df->live_out);
+	free(df->solved);
+	free(df->dom_pre);
+	free(df->dom_post);
+	VEC_FREE(df->lwork);
 	free(df->mark);
 	free(df->memo);
 	VEC_FREE(df->work);
@@ -1342,6 +1380,127 @@ static Reach block_entry_reach(Dataflow *df, uint32_t b, uint32_t reg)
 	return r;
 }
 
+/*
+ * Dominators, built on the first reaching-definition query that needs them
+ * (Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm"): the
+ * immediate dominator of each block reachable from the entry, iterated to a
+ * fixpoint in reverse postorder, then the dominator tree numbered in
+ * preorder and postorder so that "a dominates b" is two compares.  Blocks
+ * not reachable from the entry have no numbers and dominate nothing.
+ */
+static uint32_t dom_meet(const uint32_t *idom, const uint32_t *rpo_no, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		while (rpo_no[a] > rpo_no[b])
+			a = idom[a];
+		while (rpo_no[b] > rpo_no[a])
+			b = idom[b];
+	}
+	return a;
+}
+
+static void build_dom(Dataflow *df)
+{
+	uint32_t nb = df->nblk;
+	const uint32_t NONE = UINT32_MAX;
+	uint32_t *rpo = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *rpo_no = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *idom = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *stack = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *next = xmalloc((nb + 1) * sizeof(uint32_t)); /* next successor to visit */
+	for (uint32_t b = 0; b < nb; b++)
+		rpo_no[b] = NONE, idom[b] = NONE, next[b] = df->succ_off[b];
+	/* postorder by an explicit DFS from block 0, then reversed */
+	uint32_t npo = 0, sp = 0;
+	if (nb) {
+		stack[sp++] = 0;
+		rpo_no[0] = 0; /* visited mark for now */
+	}
+	while (sp) {
+		uint32_t b = stack[sp - 1];
+		if (next[b] < df->succ_off[b + 1]) {
+			uint32_t t = df->succ[next[b]++];
+			if (rpo_no[t] == NONE) {
+				rpo_no[t] = 0;
+				stack[sp++] = t;
+			}
+			continue;
+		}
+		rpo[npo++] = b;
+		sp--;
+	}
+	for (uint32_t i = 0; i < npo / 2; i++) {
+		uint32_t t = rpo[i];
+		rpo[i] = rpo[npo - 1 - i];
+		rpo[npo - 1 - i] = t;
+	}
+	for (uint32_t i = 0; i < npo; i++)
+		rpo_no[rpo[i]] = i;
+	if (npo)
+		idom[rpo[0]] = rpo[0];
+	for (bool changed = npo > 1; changed;) {
+		changed = false;
+		for (uint32_t i = 1; i < npo; i++) {
+			uint32_t b = rpo[i], nd = NONE;
+			for (uint32_t k = df->pred_off[b]; k < df->pred_off[b + 1]; k++) {
+				uint32_t p = df->pred[k];
+				if (idom[p] == NONE)
+					continue; /* unreachable, or not processed yet */
+				nd = nd == NONE ? p : dom_meet(idom, rpo_no, p, nd);
+			}
+			if (nd != idom[b]) {
+				idom[b] = nd;
+				changed = true;
+			}
+		}
+	}
+	/* the tree's preorder and postorder numbers, children through `next`
+	 * reused as first-child / `stack` as next-sibling lists */
+	df->dom_pre = xmalloc((nb + 1) * sizeof(uint32_t));
+	df->dom_post = xmalloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *child = next, *sib = stack;
+	for (uint32_t b = 0; b < nb; b++)
+		child[b] = NONE, df->dom_pre[b] = NONE, df->dom_post[b] = 0;
+	for (uint32_t i = npo; i-- > 1;) {
+		uint32_t b = rpo[i];
+		sib[b] = child[idom[b]];
+		child[idom[b]] = b;
+	}
+	uint32_t pre = 0, post = 0;
+	if (npo) {
+		/* iterative preorder/postorder: rpo reused as the DFS stack */
+		uint32_t *st = rpo, top = 0;
+		st[top++] = 0;
+		df->dom_pre[0] = pre++;
+		while (top) {
+			uint32_t b = st[top - 1];
+			uint32_t c = child[b];
+			if (c != NONE) {
+				child[b] = sib[c];
+				df->dom_pre[c] = pre++;
+				st[top++] = c;
+			} else {
+				df->dom_post[b] = post++;
+				top--;
+			}
+		}
+	}
+	free(rpo);
+	free(rpo_no);
+	free(idom);
+	free(stack);
+	free(next);
+}
+
+/* Does block a dominate block b (a != b)? */
+static bool dominates(Dataflow *df, uint32_t a, uint32_t b)
+{
+	if (!df->dom_pre)
+		build_dom(df);
+	return df->dom_pre[a] != UINT32_MAX && df->dom_pre[b] != UINT32_MAX &&
+	       df->dom_pre[a] < df->dom_pre[b] && df->dom_post[b] < df->dom_post[a];
+}
+
 /* All definitions of reg reaching the use at stmt. */
 static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
 {
@@ -1350,6 +1509,16 @@ static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
 	uint32_t b = df->blk_of[stmt];
 	if (scan_back(df, reg, df->blk_start[b], stmt, &r))
 		return r;
+	/* a register with one definition, which kills, in a block that
+	 * dominates this one: every path to the use passes it and nothing
+	 * else defines the register (most of compiler output) */
+	if (df->rdef_off[reg + 1] - df->rdef_off[reg] == 1 && df->rdef_kill[df->rdef_off[reg]]) {
+		uint32_t d = df->rdef[df->rdef_off[reg]];
+		if (df->blk_of[d] != b && dominates(df, df->blk_of[d], b)) {
+			reach_add(&r, d);
+			return r;
+		}
+	}
 	Reach in = block_entry_reach(df, b, reg);
 	reach_merge(&r, &in);
 	return r;
@@ -1391,7 +1560,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 		return true;
 	if (k < end)
 		return false;
-	return bit_get(df->live_out + (size_t)reg * df->words, b);
+	return bit_get(live_set(df, reg, true), b);
 }
 
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
@@ -1401,12 +1570,12 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
 	if (stmt + 1 < end)
 		return live_before(df, stmt + 1, reg);
-	return bit_get(df->live_out + (size_t)reg * df->words, b);
+	return bit_get(live_set(df, reg, true), b);
 }
 
 bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 {
-	return b < df->nblk && reg < df->nbuilt && bit_get(df->live_in + (size_t)reg * df->words, b);
+	return b < df->nblk && reg < df->nbuilt && bit_get(live_set(df, reg, false), b);
 }
 
 /* Uses of reg in [from, end of block) up to and including the first kill;

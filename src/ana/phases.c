@@ -25,8 +25,11 @@
  */
 #include "ana/ana.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *asrc_kind_name(ASrcKind k)
 {
@@ -726,4 +729,87 @@ void phases_release(PhaseList *pl)
 	free(pl->v);
 	pl->v = NULL;
 	pl->n = 0;
+}
+
+/* ---- several functions at once -------------------------------------------- */
+
+typedef struct {
+	const Module *m;
+	const Func *const *fns;
+	FuncPhases *out;
+	const uint32_t *order;      /* indices into fns, largest first */
+	size_t n;
+	unsigned gap;
+	atomic_size_t next;
+} PhaseJobs;
+
+static void phases_one(PhaseJobs *q, size_t i)
+{
+	FuncPhases *o = &q->out[i];
+	Dataflow *df = df_build(q->m, q->fns[i], &o->err);
+	o->rc = df && ana_phases(df, q->gap, &o->pl, &o->err) == 0 ? 0 : -1;
+	df_free(df);
+}
+
+static void *phases_worker(void *arg)
+{
+	PhaseJobs *q = arg;
+	for (;;) {
+		size_t k = atomic_fetch_add(&q->next, 1);
+		if (k >= q->n)
+			return NULL;
+		phases_one(q, q->order[k]);
+	}
+}
+
+static int by_size_desc(const void *a, const void *b, void *ctx)
+{
+	const Func *const *fns = ctx;
+	uint32_t x = fns[*(const uint32_t *)a]->nstmt, y = fns[*(const uint32_t *)b]->nstmt;
+	return x > y ? -1 : x < y;
+}
+
+void ana_phases_funcs(const Module *m, const Func *const *fns, size_t n, unsigned gap,
+                      unsigned jobs, FuncPhases *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].f = fns[i];
+		out[i].err = (Err)ERR_INIT;
+	}
+	if (!jobs) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = c > 0 ? (unsigned)c : 1;
+	}
+	if (jobs > n)
+		jobs = (unsigned)n;
+	uint32_t *order = xmalloc((n + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	PhaseJobs q = {m, fns, out, order, n, gap, 0};
+	if (jobs <= 1) {
+		for (size_t i = 0; i < n; i++)
+			phases_one(&q, i);
+		free(order);
+		return;
+	}
+	qsort_r(order, n, sizeof(uint32_t), by_size_desc, (void *)fns);
+	pthread_t *th = xmalloc(jobs * sizeof(pthread_t));
+	unsigned started = 0;
+	for (unsigned j = 1; j < jobs; j++)
+		if (pthread_create(&th[started], NULL, phases_worker, &q) == 0)
+			started++;
+	phases_worker(&q); /* this thread works too; with no thread started, it does all */
+	for (unsigned j = 0; j < started; j++)
+		pthread_join(th[j], NULL);
+	free(th);
+	free(order);
+}
+
+void func_phases_release(FuncPhases *fp, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		phases_release(&fp[i].pl);
+		err_release(&fp[i].err);
+	}
 }

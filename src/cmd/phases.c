@@ -5,7 +5,8 @@
  * of a phase descriptor (gemm, a_source, c_operand, epilogue) and, for each
  * derived value, the statement numbers it was derived from; --md a markdown
  * table.  Every function with mma statements is listed unless --entry names
- * one.
+ * one.  The functions are analysed on --jobs threads (default: one per
+ * CPU); the output is the same, in module order, whatever the count.
  */
 #include "ana/ana.h"
 #include "cmd.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 
 static const char usage_str[] =
-	"d4r-splice phases MODULE [--entry NAME] [--gap N] [--json | --md]";
+	"d4r-splice phases MODULE [--entry NAME] [--gap N] [--jobs N] [--json | --md]";
 
 static cJSON *stmt_range(uint32_t a, uint32_t b)
 {
@@ -158,11 +159,15 @@ static void kind_text(const Phase *p, int which, char *buf, size_t n)
 int cmd_phases(int argc, char **argv)
 {
 	const char *path = NULL, *entry = NULL;
-	unsigned gap = 0;
+	unsigned gap = 0, jobs = 0;
 	int json = 0, md = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
 			entry = argv[++i];
+		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+			if (cmd_parse_uint(argv[++i], &jobs) < 0 || !jobs)
+				return cmd_fail("phases: --jobs wants a positive number, not '%s'", argv[i]);
+		}
 		else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
 			if (cmd_parse_uint(argv[++i], &gap) < 0)
 				return cmd_fail("phases: --gap wants a non-negative number, not '%s'", argv[i]);
@@ -216,15 +221,13 @@ int cmd_phases(int argc, char **argv)
 		jfns = cJSON_AddArrayToObject(root, "functions");
 	}
 	StrBuf line = STRBUF_INIT;
+	FuncPhases *res = xcalloc(fns.n + 1, sizeof(FuncPhases));
+	ana_phases_funcs(m, fns.v, fns.n, gap, jobs, res);
 	for (size_t fi = 0; fi < fns.n; fi++) {
 		const Func *f = fns.v[fi];
-		Err e = ERR_INIT;
-		Dataflow *df = df_build(m, f, &e);
-		PhaseList pl = {0};
-		if (!df || ana_phases(df, gap, &pl, &e) < 0) {
-			cmd_fail("%s", err_msg(&e));
-			err_release(&e);
-			df_free(df);
+		const PhaseList pl = res[fi].pl;
+		if (res[fi].rc < 0) {
+			cmd_fail("%s", err_msg(&res[fi].err));
 			rc = EXIT_ERROR;
 			break;
 		}
@@ -280,10 +283,9 @@ int cmd_phases(int argc, char **argv)
 			}
 		}
 		free(fname);
-		phases_release(&pl);
-		df_free(df);
-		err_release(&e);
 	}
+	func_phases_release(res, fns.n);
+	free(res);
 	sb_release(&line);
 	if (root && rc == EXIT_OK) {
 		char *txt = cJSON_Print(root);

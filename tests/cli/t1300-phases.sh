@@ -41,6 +41,21 @@ expect_grep '^\| 1 \| s12-s15 \| 4 \| 2 \| 2 \| 32 \|' "$T/out"
 expect_rc 0 "$D4R" phases "$K" --gap 2
 expect_grep '^k: 2 phases' "$T/out"
 
+# --jobs: the same output on one thread as on several, functions in module
+# order (the module has two functions with mma: k, then k2 after it)
+sed -e 's/\.entry k(/.entry k2(/' -e 's/^\.version.*//' -e 's/^\.target.*//' \
+	-e 's/^\.address_size.*//' "$K" >"$T/k2.part"
+cat "$K" "$T/k2.part" >"$T/two.ptx"
+expect_rc 0 "$D4R" phases "$T/two.ptx" --jobs 1
+cp "$T/out" "$T/one-thread"
+expect_grep '^k2: 3 phases' "$T/one-thread"
+expect_rc 0 "$D4R" phases "$T/two.ptx" --jobs 4
+cmp -s "$T/one-thread" "$T/out" || fail "phases --jobs 4 differs from --jobs 1"
+[ "$(grep -n ' phases, ' "$T/out" | cut -d: -f2)" = "$(printf 'k\nk2')" ] ||
+	fail "functions not in module order: $(grep ' phases, ' "$T/out")"
+expect_rc 2 "$D4R" phases "$K" --jobs 0
+expect_grep 'jobs wants a positive number' "$T/err"
+
 # errors
 expect_rc 2 "$D4R" phases "$K" --entry nosuch
 expect_grep "unknown entry 'nosuch'" "$T/err"

@@ -264,6 +264,44 @@ static const char BRANCHY[] =
 	"\tadd.s32 %r5, %r4, %r1;\n"       /* 9 */
 	"\tret;\n}\n";
 
+/* Registers defined once: the answer through the dominator tree must be
+ * the walk's answer, also where the one definition does not dominate. */
+static const char LOOPY[] = HEAD
+	".visible .entry k(.param .u32 n)\n{\n"
+	"\t.reg .pred %p<3>;\n\t.reg .b32 %r<12>;\n"
+	"\tld.param.u32 %r1, [n];\n"          /* 0: one def, dominates all */
+	"\tsetp.eq.s32 %p1, %r1, 0;\n"        /* 1 */
+	"\t@%p1 bra $L_skip;\n"               /* 2 */
+	"\tadd.s32 %r2, %r1, 1;\n"            /* 3: one def, on one path only */
+	"$L_skip:\n"
+	"\tadd.s32 %r3, %r2, 1;\n"            /* 4: %r2 from 3 or undefined */
+	"$L_loop:\n"
+	"\tadd.s32 %r4, %r5, %r1;\n"          /* 5: %r5 from 7 (back edge) or undefined */
+	"\tsetp.lt.s32 %p2, %r4, 9;\n"        /* 6 */
+	"\tadd.s32 %r5, %r4, 2;\n"            /* 7: one def, inside the loop */
+	"\t@%p2 bra $L_loop;\n"               /* 8 */
+	"\tadd.s32 %r6, %r5, %r3;\n"          /* 9: %r5 from 7 (dominates), %r3 from 4 */
+	"\tret;\n"                            /* 10 */
+	"$L_dead:\n"
+	"\tadd.s32 %r7, %r1, 1;\n"            /* 11: unreachable */
+	"\tret;\n}\n";
+
+static void test_dataflow__reaching_defs_single_definition(void **state)
+{
+	Fx x = fx(LOOPY);
+	assert_int_equal(df_reaching_def(x.df, 9, R(&x, "%r1")), 0);
+	assert_int_equal(df_reaching_def(x.df, 5, R(&x, "%r1")), 0);
+	assert_int_equal(df_reaching_def(x.df, 4, R(&x, "%r2")), DF_DEF_MANY);
+	assert_int_equal(df_reaching_def(x.df, 5, R(&x, "%r5")), DF_DEF_MANY);
+	assert_int_equal(df_reaching_def(x.df, 9, R(&x, "%r5")), 7);
+	assert_int_equal(df_reaching_def(x.df, 9, R(&x, "%r3")), 4);
+	assert_int_equal(df_reaching_def(x.df, 6, R(&x, "%r4")), 5);
+	/* no path from the entry reaches statement 11: nothing reaches it */
+	assert_int_equal(df_reaching_def(x.df, 11, R(&x, "%r1")), DF_DEF_NONE);
+	(void)state;
+	fx_free(&x);
+}
+
 static void test_dataflow__blocks_and_successors(void **state)
 {
 	Fx x = fx(BRANCHY);
@@ -639,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__cut_with_branch_and_guarded_def),
 		cmocka_unit_test(test_dataflow__brx_reaches_every_label),
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
+		cmocka_unit_test(test_dataflow__reaching_defs_single_definition),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),

@@ -217,6 +217,67 @@ static void test_phases__no_mma(void **state)
 	unload(&x);
 }
 
+/* Several functions on several threads: each gets exactly what a
+ * one-by-one run gives it, in the order asked, whatever thread ran it. */
+static void test_phases__many_functions_threads(void **state)
+{
+	(void)state;
+	/* the kernel above, renamed k0..k5 and cut after 1 to 6 phases' worth
+	 * of statements, so that the functions differ in size and phases */
+	StrBuf src = STRBUF_INIT;
+	sb_adds(&src, ".version 8.7\n.target sm_89\n.address_size 64\n");
+	const char *body = strchr(kernel, '{');
+	static const char *const ends[] = {
+		"  " MMA "{%r46, %r47}, {%r14, %r15, %r16, %r17}, {%r22, %r23}, {%r30, %r30};\n",
+		"  add.f16x2 %r80, %r72, %r73;\n",
+		"  st.shared.u32 [%r4], %r95;\n",
+	};
+	for (int k = 0; k < 6; k++) {
+		const char *end = strstr(body, ends[k % 3]) + strlen(ends[k % 3]);
+		sb_addf(&src, ".visible .entry k%d(.param .align 8 .b8 k_param_0[144])\n", k);
+		sb_addn(&src, body, (size_t)(end - body));
+		sb_adds(&src, "  ret;\n}\n");
+	}
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("many.ptx", src.p, src.n, &e);
+	assert_non_null(m);
+	assert_int_equal(m->funcs.n, 6);
+	const Func *fns[6];
+	for (int k = 0; k < 6; k++)
+		fns[k] = &m->funcs.v[5 - k]; /* not in module order */
+	FuncPhases one[6], many[6];
+	ana_phases_funcs(m, fns, 6, 0, 1, one);
+	ana_phases_funcs(m, fns, 6, 0, 4, many);
+	static const size_t nphases[3] = {1, 2, 3};
+	for (int k = 0; k < 6; k++) {
+		assert_ptr_equal(one[k].f, fns[k]);
+		assert_ptr_equal(many[k].f, fns[k]);
+		assert_int_equal(one[k].rc, 0);
+		assert_int_equal(many[k].rc, 0);
+		assert_int_equal(many[k].pl.n, nphases[(5 - k) % 3]);
+		assert_int_equal(many[k].pl.n, one[k].pl.n);
+		for (size_t i = 0; i < one[k].pl.n; i++) {
+			const Phase *a = &one[k].pl.v[i], *b = &many[k].pl.v[i];
+			assert_int_equal(a->first, b->first);
+			assert_int_equal(a->last, b->last);
+			assert_int_equal(a->mma, b->mma);
+			assert_int_equal(a->a_kind, b->a_kind);
+			assert_int_equal(a->c_kind, b->c_kind);
+			assert_int_equal(a->c_from_phase, b->c_from_phase);
+			assert_int_equal(a->epi_first, b->epi_first);
+			assert_int_equal(a->epi_last, b->epi_last);
+		}
+	}
+	/* phase 3 of a three-phase function takes C from phase 1 either way */
+	assert_int_equal(many[0].pl.v[2].c_kind, CK_PHASE_ACC);
+	assert_int_equal(many[0].pl.v[2].c_from_phase, 1);
+	func_phases_release(one, 6);
+	func_phases_release(many, 6);
+	mod_free(m);
+	sb_release(&src);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_phases__operand_sources),
 		cmocka_unit_test(test_phases__gap),
 		cmocka_unit_test(test_phases__no_mma),
+		cmocka_unit_test(test_phases__many_functions_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
