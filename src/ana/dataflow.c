@@ -84,11 +84,19 @@ typedef struct {
 	uint32_t bits;   /* type_bits(type) */
 } RangeDecl;
 
-/* The first n <= 8 bytes of p as a little-endian word, zero-filled. */
-static inline uint64_t word_key(const char *p, size_t n)
+/* The first n <= 8 bytes of p as a little-endian word, zero-filled; one
+ * 8-byte load where [p, p+8) lies inside the module text m (names handed in
+ * by a caller, from a recipe say, are read byte by byte). */
+static inline uint64_t word_key(const Module *m, const char *p, size_t n)
 {
 	uint64_t k = 0;
-	memcpy(&k, p, n);
+	uintptr_t a = (uintptr_t)p, t = (uintptr_t)m->src;
+	if (LIKELY(a >= t && a + 8 <= t + m->len)) {
+		memcpy(&k, p, 8);
+		return n < 8 ? k & ((1ull << (8 * n)) - 1) : k;
+	}
+	for (size_t i = 0; i < n; i++)
+		k |= (uint64_t)(unsigned char)p[i] << (8 * i);
 	return k;
 }
 
@@ -122,6 +130,8 @@ struct Dataflow {
 	NameEnt *ht;
 	uint32_t htcap, htn;
 	VEC(RangeDecl) ranges;
+	uint32_t *rtab;            /* range index + 1 by prefix word: see find_range */
+	uint32_t rtab_mask;
 	bool plain_digit;          /* a plain .reg name ends in a digit (and
 	                              may also be a range member) */
 
@@ -285,6 +295,98 @@ static int32_t scoped_find(const Dataflow *df, const char *p, size_t n, uint32_t
 /* Register id of a name as seen from statement `stmt` (UINT32_MAX: from the
  * function body), -1 if it is not a register.  Enters range members,
  * special registers and non-registers into the table on first sight. */
+/*
+ * A name p[0..n) that ends in a decimal number: *d gets the length of the
+ * prefix before it and *k its value; false if the number has more than 9
+ * digits, a leading zero, or is the whole name.  A name in the module text
+ * is read eight bytes at a time (the eight ending at its end; the name
+ * itself starts with a non-digit, so the run of digits found ends inside
+ * it): a byte is a digit if, xor '0', both it and it plus 6 are below 16
+ * (names are ASCII, so adding 6 never carries into the next byte); the
+ * number is folded from those bytes by three multiplies.
+ */
+static inline bool split_number(const Dataflow *df, const char *p, size_t n, size_t *d,
+                                uint32_t *k)
+{
+	uintptr_t at = (uintptr_t)p, t = (uintptr_t)df->m->src;
+	if (LIKELY(at + n >= t + 8 && at + n <= t + df->m->len)) {
+		uint64_t w;
+		memcpy(&w, p + n - 8, 8);
+		uint64_t x = w ^ 0x3030303030303030ull;
+		uint64_t bad = (x | (x + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
+		if (bad) { /* fewer than 8 trailing digits */
+			size_t nd = (size_t)__builtin_clzll(bad) / 8;
+			if (nd >= n || (nd > 1 && p[n - nd] == '0'))
+				return false;
+			*d = n - nd;
+			/* the digit bytes (the top nd) as eight digits with leading zeros */
+			uint64_t v = x & (~0ull << (8 * (8 - nd)));
+			v = v * 10 + (v >> 8);
+			v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+			     (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+			*k = (uint32_t)v;
+			return true;
+		}
+	}
+	size_t a = n;
+	while (a > 0 && p[a - 1] >= '0' && p[a - 1] <= '9')
+		a--;
+	if (a == 0 || n - a > 9 || (p[a] == '0' && n - a > 1))
+		return false;
+	uint32_t v = 0;
+	for (size_t i = a; i < n; i++)
+		v = v * 10 + (uint32_t)(p[i] - '0');
+	*d = a;
+	*k = v;
+	return true;
+}
+
+/* The range declaration whose prefix is p[0..d), or NULL: prefixes of at
+ * most 8 bytes through a small hash table of their words, others by a
+ * search. */
+static inline uint32_t range_slot(uint64_t key, uint32_t mask)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
+
+static void index_ranges(Dataflow *df)
+{
+	uint32_t cap = 64;
+	while (cap < df->ranges.n * 4)
+		cap *= 2;
+	df->rtab = xcalloc(cap, sizeof(uint32_t));
+	df->rtab_mask = cap - 1;
+	for (size_t i = 0; i < df->ranges.n; i++) {
+		uint64_t key = df->ranges.v[i].key;
+		if (!key)
+			continue;
+		uint32_t h = range_slot(key, df->rtab_mask);
+		while (df->rtab[h])
+			h = (h + 1) & df->rtab_mask;
+		df->rtab[h] = (uint32_t)i + 1;
+	}
+}
+
+static inline RangeDecl *find_range(Dataflow *df, const char *p, size_t d)
+{
+	if (d <= 8) {
+		uint64_t key = word_key(df->m, p, d);
+		for (uint32_t h = range_slot(key, df->rtab_mask); df->rtab[h];
+		     h = (h + 1) & df->rtab_mask) {
+			RangeDecl *r = &df->ranges.v[df->rtab[h] - 1];
+			if (r->key == key)
+				return r;
+		}
+		return NULL;
+	}
+	for (size_t i = 0; i < df->ranges.n; i++) {
+		RangeDecl *r = &df->ranges.v[i];
+		if (r->prefix.n == d && memcmp(r->prefix.p, p, d) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 static int32_t lookup_at(Dataflow *df, const char *p, size_t n, uint32_t stmt, uint8_t *partial)
 {
 	if (partial)
@@ -295,33 +397,23 @@ static int32_t lookup_at(Dataflow *df, const char *p, size_t n, uint32_t stmt, u
 	 * without a leading zero, found through the range's own table.  A plain
 	 * declaration of the same name (rare) is found in the name table when
 	 * the member is first seen, so both give one register. */
-	if (df->ranges.n && p[n - 1] >= '0' && p[n - 1] <= '9') {
-		size_t d = n;
-		while (d > 0 && p[d - 1] >= '0' && p[d - 1] <= '9')
-			d--;
-		if (d > 0 && n - d <= 9 && !(p[d] == '0' && n - d > 1)) {
-			uint32_t k = 0;
-			for (size_t i = d; i < n; i++)
-				k = k * 10 + (uint32_t)(p[i] - '0');
-			uint64_t key = d <= 8 ? word_key(p, d) : 0;
-			for (size_t i = 0; i < df->ranges.n; i++) {
-				RangeDecl *r = &df->ranges.v[i];
-				if (r->prefix.n != d || k >= r->count ||
-				    (key ? r->key != key : memcmp(r->prefix.p, p, d) != 0))
-					continue;
-				if (!r->slot)
-					r->slot = xcalloc(r->count, sizeof(uint32_t));
-				if (r->slot[k])
-					return (int32_t)(r->slot[k] - 1);
-				NameEnt *e = df->plain_digit ? ht_find(df, p, n) : NULL;
-				int32_t id;
-				if (e && e->p && e->kind == NK_REG)
-					id = e->id;
-				else
-					id = (int32_t)new_reg(df, str_of(p, n), r->type, r->vec, 0, r->bits);
-				r->slot[k] = (uint32_t)id + 1;
-				return id;
-			}
+	size_t d;
+	uint32_t k;
+	if (df->ranges.n && p[n - 1] >= '0' && p[n - 1] <= '9' && split_number(df, p, n, &d, &k)) {
+		RangeDecl *r = find_range(df, p, d);
+		if (r && k < r->count) {
+			if (!r->slot)
+				r->slot = xcalloc(r->count, sizeof(uint32_t));
+			if (r->slot[k])
+				return (int32_t)(r->slot[k] - 1);
+			NameEnt *e = df->plain_digit ? ht_find(df, p, n) : NULL;
+			int32_t id;
+			if (e && e->p && e->kind == NK_REG)
+				id = e->id;
+			else
+				id = (int32_t)new_reg(df, str_of(p, n), r->type, r->vec, 0, r->bits);
+			r->slot[k] = (uint32_t)id + 1;
+			return id;
 		}
 	}
 	NameEnt *e = ht_find(df, p, n);
@@ -976,7 +1068,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 					break;
 			if (j == df->ranges.n) {
 				RangeDecl r = {name, d->count, type, d->vec, NULL,
-				               name.n <= 8 ? word_key(name.p, name.n) : 0,
+				               name.n <= 8 ? word_key(m, name.p, name.n) : 0,
 				               type_bits(type)};
 				VEC_PUSH(df->ranges, r);
 			} else if (df->ranges.v[j].count < d->count)
@@ -994,6 +1086,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		if (name.n && name.p[name.n - 1] >= '0' && name.p[name.n - 1] <= '9')
 			df->plain_digit = true;
 	}
+	index_ranges(df);
 	if (scoped && n)
 		split_scoped(df);
 	/* .func parameters declared in .reg space are registers */
@@ -1021,8 +1114,11 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		Str text = mod_str(m, it->text);
 		ne->var = (uint8_t)(1 + var_space(text));
 		/* `.extern .shared .b8 smem[]`: dynamic shared memory, which every
-		 * such declaration names from its start */
-		if (text.n >= 2 && memmem(text.p, text.n, "[]", 2) && memmem(text.p, text.n, ".extern", 7))
+		 * such declaration names from its start ("[]" right after the name;
+		 * the text can be megabytes of initialiser, so only look there) */
+		const char *after = m->src + it->name.off + it->name.len;
+		if (after + 2 <= m->src + m->len && after[0] == '[' && after[1] == ']' &&
+		    memmem(text.p, (size_t)(after - text.p), ".extern", 7))
 			ne->var |= 16;
 	}
 
@@ -1103,6 +1199,7 @@ void df_free(Dataflow *df)
 	free(df->live_in);
 	free(df->live_out);
 	free(df->solved);
+	free(df->rtab);
 	free(df->dom_pre);
 	free(df->dom_post);
 	VEC_FREE(df->lwork);
