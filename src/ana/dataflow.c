@@ -893,6 +893,8 @@ static inline void bit_clr(uint64_t *s, uint32_t i)
 	s[i >> 6] &= ~(1ull << (i & 63));
 }
 
+static void need_uses(const Dataflow *cdf);
+
 /*
  * Liveness, one register at a time: every block where the register is read
  * before any killing definition is live-in; from there the register is
@@ -915,6 +917,7 @@ static bool block_kills(const Dataflow *df, uint32_t b, uint32_t reg)
  * it touches, so most registers of a large function are never solved. */
 static void solve_reg(Dataflow *df, uint32_t r)
 {
+	need_uses(df);
 	if (!df->live_in) {
 		size_t sz = (size_t)df->nbuilt * df->words;
 		df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
@@ -971,15 +974,19 @@ static const uint64_t *live_set(const Dataflow *cdf, uint32_t reg, bool out)
 
 /* ---- build ---------------------------------------------------------------- */
 
+/* Per register, the statements of its entries in ids (grouped per
+ * statement by off), ascending: the CSR offsets *roff and list *rlist; only
+ * the entries whose filter byte is set, if filter is given; with rflag, a
+ * copy of each entry's byte in flags. */
 static void csr_build(uint32_t nregs, uint32_t nstmt, const uint32_t *off, const uint32_t *ids,
-                      const uint8_t *filter, uint32_t **roff, uint32_t **rlist,
-                      uint8_t **rflag)
+                      const uint8_t *filter, const uint8_t *flags, uint32_t **roff,
+                      uint32_t **rlist, uint8_t **rflag)
 {
 	uint32_t *o = xcalloc(nregs + 2, sizeof(uint32_t));
-	for (uint32_t s = 0; s < nstmt; s++)
-		for (uint32_t j = off[s]; j < off[s + 1]; j++)
-			if (!filter || filter[j])
-				o[ids[j] + 2]++;
+	uint32_t nent = off[nstmt];
+	for (uint32_t j = 0; j < nent; j++)
+		if (!filter || filter[j])
+			o[ids[j] + 2]++;
 	for (uint32_t r = 0; r < nregs; r++)
 		o[r + 2] += o[r + 1];
 	uint32_t total = o[nregs + 1];
@@ -991,12 +998,25 @@ static void csr_build(uint32_t nregs, uint32_t nstmt, const uint32_t *off, const
 				uint32_t at = o[ids[j] + 1]++;
 				l[at] = s;
 				if (fl)
-					fl[at] = filter ? 1 : 0;
+					fl[at] = flags[j];
 			}
 	*roff = o;
 	*rlist = l;
 	if (rflag)
 		*rflag = fl;
+}
+
+/* The kill and use lists per register, built by the first query that needs
+ * them (liveness, uses after a statement): the phase locator needs neither. */
+static void need_uses(const Dataflow *cdf)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	if (df->ruse_off)
+		return;
+	csr_build(df->nbuilt, df->nstmt, df->def_off, df->defs.v, df->defkill.v, NULL,
+	          &df->rkill_off, &df->rkill, NULL);
+	csr_build(df->nbuilt, df->nstmt, df->use_off, df->uses.v, NULL, NULL, &df->ruse_off,
+	          &df->ruse, NULL);
 }
 
 /* State space of a variable declaration's text (".shared .align 16 ..."). */
@@ -1140,19 +1160,10 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 
 	uint32_t nr = (uint32_t)df->regs.n;
 	df->nbuilt = nr;
-	csr_build(nr, n, df->def_off, df->defs.v, NULL, &df->rdef_off, &df->rdef, NULL);
-	csr_build(nr, n, df->def_off, df->defs.v, df->defkill.v, &df->rkill_off, &df->rkill, NULL);
-	csr_build(nr, n, df->use_off, df->uses.v, NULL, &df->ruse_off, &df->ruse, NULL);
-	/* kill flag per rdef entry */
-	df->rdef_kill = xmalloc(df->rdef_off[nr] + 1);
-	for (uint32_t r = 0; r < nr; r++) {
-		uint32_t k = df->rkill_off[r];
-		for (uint32_t j = df->rdef_off[r]; j < df->rdef_off[r + 1]; j++) {
-			bool kill = k < df->rkill_off[r + 1] && df->rkill[k] == df->rdef[j];
-			df->rdef_kill[j] = kill;
-			k += kill;
-		}
-	}
+	/* definitions per register, each with its kill flag; kills and uses per
+	 * register wait for a query that needs them (need_uses) */
+	csr_build(nr, n, df->def_off, df->defs.v, NULL, df->defkill.v, &df->rdef_off, &df->rdef,
+	          &df->rdef_kill);
 
 	if (build_blocks(df, e) < 0) {
 		df_free(df);
@@ -1646,6 +1657,7 @@ static uint32_t next_in(const uint32_t *off, const uint32_t *list, uint32_t reg,
 /* Is reg live at the start of statement s (s < end of its block)? */
 static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 {
+	need_uses(df);
 	uint32_t b = df->blk_of[s], end = df->blk_start[b + 1];
 	uint32_t u = s ? next_in(df->ruse_off, df->ruse, reg, s - 1)
 	               : (df->ruse_off[reg] < df->ruse_off[reg + 1] ? df->ruse[df->ruse_off[reg]]
@@ -1680,6 +1692,7 @@ bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 static bool scan_fwd(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t end,
                      void (*add)(void *, uint32_t), void *ctx)
 {
+	need_uses(df);
 	uint32_t k = from ? next_in(df->rkill_off, df->rkill, reg, from - 1)
 	                  : (df->rkill_off[reg] < df->rkill_off[reg + 1]
 	                         ? df->rkill[df->rkill_off[reg]]

@@ -189,14 +189,15 @@ static void reg_adds(Region *r, const char *s)
 
 /* ---- fresh names ----------------------------------------------------------- */
 
-/* A prefix "%splN_" that occurs nowhere in the module text, so no name the
- * function declares (in any scope, under any naming scheme) can equal a
- * name made with it. */
-static void fresh_prefix(const Module *m, char out[32])
+/* A prefix "%splN_" that occurs nowhere in the function's text, so no name
+ * the function declares (in any scope, under any naming scheme) can equal a
+ * name made with it; registers belong to their function, so the rest of the
+ * module does not matter. */
+static void fresh_prefix(const Module *m, const Func *f, char out[32])
 {
 	for (unsigned n = 0;; n++) {
 		snprintf(out, 32, "%%spl%u_", n);
-		if (!memmem(m->src, m->len, out, strlen(out)))
+		if (!memmem(m->src + f->text.off, f->text.len, out, strlen(out)))
 			return;
 	}
 }
@@ -866,7 +867,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		res->forced = true;
 	}
 
-	fresh_prefix(m, res->prefix);
+	fresh_prefix(m, f, res->prefix);
 	bool scoped = !lab;
 	char head[512];
 	snprintf(head, sizeof head, "%s// d4r-splice: begin %s for s%u..s%u (fresh prefix %s)\n",
