@@ -2,7 +2,11 @@
  * dataflow.c - registers, def-use, control flow, liveness, reaching
  * definitions and the cut interface of one function.
  *
- * df_build makes one pass over the function's statements.  Every leaf
+ * df_build makes one pass over the function's statements and records what
+ * each defines; what each uses (most of the operands) is collected when a
+ * query first needs it: per statement for the phase locator's slices, all
+ * at once for liveness (so ids of registers that are only ever read depend
+ * on the order of the queries; nothing prints ids).  Every leaf
  * operand is looked up in a name table (Str -> register id): plain `.reg`
  * declarations are entered up front, range declarations `%r<500>` are kept
  * as (prefix, count) and a name like `%r123` becomes a register the first
@@ -13,7 +17,8 @@
  *
  * Per statement the defined and used registers are stored in two flat
  * arrays; per register, the statements that define it, kill it (an
- * unguarded whole-register definition) and use it are kept sorted (CSR),
+ * unguarded whole-register definition) and use it are kept sorted (CSR;
+ * kills and uses built by the first query that needs them),
  * so "the next use / the last definition before statement s inside block b"
  * is a binary search, not a walk over 20,000 statements.
  *
@@ -121,9 +126,11 @@ struct Dataflow {
 	uint32_t opd0, nopd;
 	int32_t *opdreg;           /* per operand of the function: reg id or -1 */
 	uint8_t *opdpart;          /* per operand: names a vector element */
+	uint8_t *opd_seen;         /* per operand: looked up (see df_opd_reg) */
 
 	VEC(RegInfo) regs;
-	uint32_t nbuilt;           /* registers known when the analysis ran; a
+	uint32_t nbuilt;           /* registers known when the analysis ran (the
+	                              definitions, then all uses: need_uses); a
 	                              later df_reg_find of a declared but unused
 	                              name adds one that nothing defines or uses */
 	VEC(uint8_t) regparam;     /* .func .reg parameter */
@@ -142,11 +149,16 @@ struct Dataflow {
 	ScopedEnt *sht;            /* (name, scope) -> register */
 	uint32_t shtcap;
 
-	/* per statement */
-	uint32_t *def_off, *use_off;
+	/* per statement: definitions at build time, uses when first asked for
+	 * (see stmt_uses): use_at[s] is where statement s's uses start in
+	 * `uses` (UNSEEN until collected), use_n[s] how many */
+	uint32_t *def_off;
+	uint32_t *use_at, *use_n;
+	uint32_t uses_todo;        /* statements whose uses are not collected yet */
 	VEC(uint32_t) defs;
-	VEC(uint32_t) uses;
+	VEC(uint32_t) uses;        /* sized up front: never moves (see df_build) */
 	VEC(uint8_t) defkill;
+	uint32_t ndef_regs;        /* registers when the definitions were listed */
 
 	/* per register, CSR over statements (sorted) */
 	uint32_t *rdef_off, *rdef;
@@ -689,10 +701,15 @@ static void add_def(Dataflow *df, StmtCtx *c, uint32_t id, bool kill)
 	VEC_PUSH(df->defkill, kill);
 }
 
-static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
+/* Records the registers of operand i playing `role`, those of the roles in
+ * `want` only: R_DEF at build time, R_USE when the statement's uses are
+ * asked for.  Names are looked up only for the roles wanted. */
+static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role, int want)
 {
 	const Module *m = df->m;
 	const Operand *o = &m->opds.v[i];
+	if (!(role & want))
+		return;
 	switch (o->kind) {
 	case OPD_REG:
 	case OPD_IDENT: {
@@ -700,11 +717,12 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
 		int32_t id = lookup_at(df, m->src + o->off, o->len, c->stmt, &part);
 		df->opdreg[i - df->opd0] = id;
 		df->opdpart[i - df->opd0] = part;
+		df->opd_seen[i - df->opd0] = 1;
 		if (id < 0)
 			return;
-		if (role & R_USE)
+		if (role & want & R_USE)
 			add_use(df, c, (uint32_t)id);
-		if (role & R_DEF)
+		if (role & want & R_DEF)
 			add_def(df, c, (uint32_t)id, !c->guarded && !part);
 		return;
 	}
@@ -716,7 +734,7 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
 		int r = (o->kind == OPD_ADDR || o->kind == OPD_EXPR) ? R_USE : role;
 		uint32_t end = i + 1 + o->sub;
 		for (uint32_t k = i + 1; k < end; k = opd_next(m, k))
-			collect(df, c, k, r);
+			collect(df, c, k, r, want);
 		return;
 	}
 	default:
@@ -724,21 +742,50 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role)
 	}
 }
 
-static void stmt_defs_uses(Dataflow *df, uint32_t si)
+static void stmt_collect(Dataflow *df, uint32_t si, int want)
 {
 	const Module *m = df->m;
 	const Stmt *s = func_stmt(m, df->f, si);
 	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0, si};
 	uint32_t k = s->opd;
 	if (s->flags & STMT_GUARD) {
-		collect(df, &c, k, R_USE);
+		collect(df, &c, k, R_USE, want);
 		k = opd_next(m, k);
 	}
 	int role = first_role(m, s);
 	for (unsigned i = 0; i < s->nopd; i++) {
-		collect(df, &c, k, i == 0 ? role : R_USE);
+		collect(df, &c, k, i == 0 ? role : R_USE, want);
 		k = opd_next(m, k);
 	}
+}
+
+enum { UNSEEN = UINT32_MAX };
+
+/* The registers statement si uses, collected the first time they are asked
+ * for: the phase locator asks about the statements its slices visit, not
+ * the whole function (whose uses are most of its operands).  The array
+ * `uses` was sized for every operand of the function, so pointers into it
+ * stay valid while more statements are collected. */
+static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	if (df->use_at[si] == UNSEEN) {
+		df->use_at[si] = (uint32_t)df->uses.n;
+		stmt_collect(df, si, R_USE);
+		df->use_n[si] = (uint32_t)df->uses.n - df->use_at[si];
+		df->uses_todo--;
+	}
+	*n = df->use_n[si];
+	return df->uses.v + df->use_at[si];
+}
+
+/* Collects the uses of every statement not collected yet. */
+static void all_uses(const Dataflow *cdf)
+{
+	Dataflow *df = (Dataflow *)cdf;
+	uint32_t n;
+	for (uint32_t i = 0; df->uses_todo && i < df->nstmt; i++)
+		(void)stmt_uses(df, i, &n);
 }
 
 /* ---- CSR helpers ---------------------------------------------------------- */
@@ -1013,10 +1060,25 @@ static void need_uses(const Dataflow *cdf)
 	Dataflow *df = (Dataflow *)cdf;
 	if (df->ruse_off)
 		return;
+	all_uses(df);
+	/* registers first named by a use are known now */
+	df->nbuilt = (uint32_t)df->regs.n;
 	csr_build(df->nbuilt, df->nstmt, df->def_off, df->defs.v, df->defkill.v, NULL,
 	          &df->rkill_off, &df->rkill, NULL);
-	csr_build(df->nbuilt, df->nstmt, df->use_off, df->uses.v, NULL, NULL, &df->ruse_off,
-	          &df->ruse, NULL);
+	/* uses are in collection order, not statement order: lay them out per
+	 * statement first */
+	uint32_t *off = xmalloc((df->nstmt + 1) * sizeof(uint32_t));
+	uint32_t *ids = xmalloc((df->uses.n + 1) * sizeof(uint32_t));
+	uint32_t t = 0;
+	for (uint32_t i = 0; i < df->nstmt; i++) {
+		off[i] = t;
+		memcpy(ids + t, df->uses.v + df->use_at[i], df->use_n[i] * sizeof(uint32_t));
+		t += df->use_n[i];
+	}
+	off[df->nstmt] = t;
+	csr_build(df->nbuilt, df->nstmt, off, ids, NULL, NULL, &df->ruse_off, &df->ruse, NULL);
+	free(off);
+	free(ids);
 }
 
 /* State space of a variable declaration's text (".shared .align 16 ..."). */
@@ -1064,6 +1126,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	df->opdpart = xcalloc(df->nopd + 1, 1);
 	for (uint32_t i = 0; i < df->nopd; i++)
 		df->opdreg[i] = -1;
+	df->opd_seen = xcalloc(df->nopd + 1, 1);
 	ht_grow(df);
 
 	/* labels first: a name used as a branch target is never a register */
@@ -1144,22 +1207,26 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 
 	/* defs and uses */
 	df->def_off = xmalloc((n + 1) * sizeof(uint32_t));
-	df->use_off = xmalloc((n + 1) * sizeof(uint32_t));
+	df->use_at = xmalloc((n + 1) * sizeof(uint32_t));
+	df->use_n = xcalloc(n + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		df->use_at[i] = UNSEEN;
+	df->uses_todo = n;
 	VEC_GROW(df->defs, (size_t)n + 16);
 	VEC_GROW(df->defkill, (size_t)n + 16);
-	VEC_GROW(df->uses, (size_t)n * 2 + 16);
+	/* each operand (guards included) names at most one used register */
+	VEC_GROW(df->uses, (size_t)df->nopd + 16);
 	for (uint32_t i = 0; i < n; i++) {
 		df->def_off[i] = (uint32_t)df->defs.n;
-		df->use_off[i] = (uint32_t)df->uses.n;
-		stmt_defs_uses(df, i);
+		stmt_collect(df, i, R_DEF);
 	}
 	df->def_off[n] = (uint32_t)df->defs.n;
-	df->use_off[n] = (uint32_t)df->uses.n;
 	if (!df->defkill.v)
 		VEC_GROW(df->defkill, 1);
 
 	uint32_t nr = (uint32_t)df->regs.n;
 	df->nbuilt = nr;
+	df->ndef_regs = nr;
 	/* definitions per register, each with its kill flag; kills and uses per
 	 * register wait for a query that needs them (need_uses) */
 	csr_build(nr, n, df->def_off, df->defs.v, NULL, df->defkill.v, &df->rdef_off, &df->rdef,
@@ -1190,7 +1257,9 @@ void df_free(Dataflow *df)
 		free(df->ranges.v[i].slot);
 	VEC_FREE(df->ranges);
 	free(df->def_off);
-	free(df->use_off);
+	free(df->use_at);
+	free(df->use_n);
+	free(df->opd_seen);
 	VEC_FREE(df->defs);
 	VEC_FREE(df->uses);
 	VEC_FREE(df->defkill);
@@ -1240,10 +1309,32 @@ int64_t df_reg_find(const Dataflow *df, Str name)
 	return lookup((Dataflow *)df, name.p, name.n, NULL);
 }
 
+/* Makes sure operand i (function-relative) has been looked up: operands
+ * read by their statement are looked up with its uses. */
+static void see_opd(const Dataflow *df, uint32_t i)
+{
+	if (df->opd_seen[i] || !df->uses_todo)
+		return;
+	/* the statement holding it: the last one whose first operand is <= it */
+	const Stmt *st = df->m->stmts.v + df->f->stmt0;
+	uint32_t lo = 0, hi = df->nstmt, at = df->opd0 + i;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (st[mid].opd <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint32_t n;
+	if (lo < df->nstmt)
+		(void)stmt_uses(df, lo, &n);
+}
+
 int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index)
 {
 	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
 		return -1;
+	see_opd(df, opd_index - df->opd0);
 	return df->opdreg[opd_index - df->opd0];
 }
 
@@ -1251,6 +1342,7 @@ bool df_opd_partial(const Dataflow *df, uint32_t opd_index)
 {
 	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
 		return false;
+	see_opd(df, opd_index - df->opd0);
 	return df->opdpart[opd_index - df->opd0] != 0;
 }
 
@@ -1306,8 +1398,7 @@ const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n)
 		*n = 0;
 		return NULL;
 	}
-	*n = df->use_off[stmt + 1] - df->use_off[stmt];
-	return df->uses.v + df->use_off[stmt];
+	return stmt_uses(df, stmt, n);
 }
 
 bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills)
@@ -1327,8 +1418,10 @@ bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg)
 {
 	if (stmt >= df->nstmt)
 		return false;
-	for (uint32_t u = df->use_off[stmt]; u < df->use_off[stmt + 1]; u++)
-		if (df->uses.v[u] == reg)
+	uint32_t n;
+	const uint32_t *u = stmt_uses(df, stmt, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (u[i] == reg)
 			return true;
 	return false;
 }
@@ -1614,6 +1707,8 @@ static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
 {
 	Dataflow *df = (Dataflow *)cdf;
 	Reach r = {0};
+	if (reg >= df->ndef_regs)
+		return r; /* first named by a use: nothing defines it */
 	uint32_t b = df->blk_of[stmt];
 	if (scan_back(df, reg, df->blk_start[b], stmt, &r))
 		return r;
@@ -1674,6 +1769,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 {
+	need_uses(df);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return false;
 	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
@@ -1684,6 +1780,7 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 
 bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 {
+	need_uses(df);
 	return b < df->nblk && reg < df->nbuilt && bit_get(live_set(df, reg, false), b);
 }
 
@@ -1758,6 +1855,7 @@ static int cmp_u32(const void *a, const void *b)
 
 uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
 {
+	need_uses(df);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return 0;
 	UseList l = {{0}};
@@ -2109,8 +2207,10 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 	/* live-in: a use whose reaching definitions include one outside the
 	 * range (or the function entry) */
 	for (uint32_t s = first; s <= last; s++) {
-		for (uint32_t u = df->use_off[s]; u < df->use_off[s + 1]; u++) {
-			uint32_t r = df->uses.v[u];
+		uint32_t nu;
+		const uint32_t *us = stmt_uses(df, s, &nu);
+		for (uint32_t u = 0; u < nu; u++) {
+			uint32_t r = us[u];
 			if (bit_get(seen, r))
 				continue;
 			Reach rr = reach_at(df, s, r);

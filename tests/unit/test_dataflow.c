@@ -302,6 +302,45 @@ static void test_dataflow__reaching_defs_single_definition(void **state)
 	fx_free(&x);
 }
 
+/* Uses are collected when first asked for; registers first named by a use
+ * (never defined) must come out the same whichever query comes first. */
+static const char USED_ONLY[] = HEAD
+	".visible .entry u()\n{\n"
+	"\t.reg .b32 %r<12>;\n"
+	"\tadd.s32 %r1, %r9, 1;\n"            /* 0: %r9 is never defined */
+	"\tadd.s32 %r2, %r1, %r10;\n"         /* 1: nor %r10 */
+	"\tadd.s32 %r3, %r2, %r9;\n"          /* 2 */
+	"\tret;\n}\n";
+
+static void test_dataflow__uses_on_demand(void **state)
+{
+	/* liveness first: every use is collected for it */
+	Fx x = fx(USED_ONLY);
+	uint32_t r9 = R(&x, "%r9"), r10 = R(&x, "%r10");
+	assert_true(df_live_after(x.df, 0, r9));
+	assert_false(df_live_after(x.df, 2, r9));
+	assert_true(df_live_after(x.df, 0, r10));
+	assert_int_equal(df_reaching_def(x.df, 2, r9), DF_DEF_NONE);
+	fx_free(&x);
+	/* operand and statement queries first, liveness after */
+	x = fx(USED_ONLY);
+	const Stmt *s2 = func_stmt(x.m, &x.m->funcs.v[0], 2);
+	int64_t id = df_opd_reg(x.df, s2->opd + 2); /* %r9 in statement 2 */
+	assert_true(id >= 0);
+	assert_int_equal(id, df_reg_find(x.df, str_c("%r9")));
+	uint32_t n;
+	const uint32_t *u = df_uses(x.df, 1, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(u[0], R(&x, "%r1"));
+	assert_int_equal(u[1], R(&x, "%r10"));
+	assert_true(df_stmt_uses(x.df, 0, (uint32_t)id));
+	assert_false(df_stmt_uses(x.df, 1, (uint32_t)id));
+	assert_true(df_live_after(x.df, 1, (uint32_t)id));
+	assert_int_equal(df_reaching_def(x.df, 2, R(&x, "%r2")), 1);
+	(void)state;
+	fx_free(&x);
+}
+
 static void test_dataflow__blocks_and_successors(void **state)
 {
 	Fx x = fx(BRANCHY);
@@ -678,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__brx_reaches_every_label),
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
 		cmocka_unit_test(test_dataflow__reaching_defs_single_definition),
+		cmocka_unit_test(test_dataflow__uses_on_demand),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
