@@ -155,6 +155,8 @@ struct Dataflow {
 	uint32_t *def_off;
 	uint32_t *use_at, *use_n;
 	uint32_t uses_todo;        /* statements whose uses are not collected yet */
+	uint32_t uses_last;        /* the statement collected last, or UNSEEN */
+	bool uses_shuffled;        /* collected out of statement order */
 	VEC(uint32_t) defs;
 	VEC(uint32_t) uses;        /* sized up front: never moves (see df_build) */
 	VEC(uint8_t) defkill;
@@ -770,6 +772,9 @@ static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
 {
 	Dataflow *df = (Dataflow *)cdf;
 	if (df->use_at[si] == UNSEEN) {
+		if (df->uses_last != UINT32_MAX && si < df->uses_last)
+			df->uses_shuffled = true;
+		df->uses_last = si;
 		df->use_at[si] = (uint32_t)df->uses.n;
 		stmt_collect(df, si, R_USE);
 		df->use_n[si] = (uint32_t)df->uses.n - df->use_at[si];
@@ -1065,8 +1070,15 @@ static void need_uses(const Dataflow *cdf)
 	df->nbuilt = (uint32_t)df->regs.n;
 	csr_build(df->nbuilt, df->nstmt, df->def_off, df->defs.v, df->defkill.v, NULL,
 	          &df->rkill_off, &df->rkill, NULL);
-	/* uses are in collection order, not statement order: lay them out per
-	 * statement first */
+	if (!df->uses_shuffled) {
+		/* collected in statement order (all at once, say): use_at are the
+		 * offsets already */
+		df->use_at[df->nstmt] = (uint32_t)df->uses.n;
+		csr_build(df->nbuilt, df->nstmt, df->use_at, df->uses.v, NULL, NULL, &df->ruse_off,
+		          &df->ruse, NULL);
+		return;
+	}
+	/* in the order the queries asked: lay them out per statement first */
 	uint32_t *off = xmalloc((df->nstmt + 1) * sizeof(uint32_t));
 	uint32_t *ids = xmalloc((df->uses.n + 1) * sizeof(uint32_t));
 	uint32_t t = 0;
@@ -1212,6 +1224,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	for (uint32_t i = 0; i < n; i++)
 		df->use_at[i] = UNSEEN;
 	df->uses_todo = n;
+	df->uses_last = UINT32_MAX;
 	VEC_GROW(df->defs, (size_t)n + 16);
 	VEC_GROW(df->defkill, (size_t)n + 16);
 	/* each operand (guards included) names at most one used register */
