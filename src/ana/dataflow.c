@@ -4,9 +4,11 @@
  *
  * df_build makes one pass over the function's statements and records what
  * each defines; what each uses (most of the operands) is collected when a
- * query first needs it: per statement for the phase locator's slices, all
- * at once for liveness (so ids of registers that are only ever read depend
- * on the order of the queries; nothing prints ids).  Every leaf
+ * query first needs it: per statement for the phase locator's slices, by
+ * name for just the registers a cut defines (its live-out set: see
+ * need_uses_of), all at once for any other liveness question (so ids of
+ * registers that are only ever read depend on the order of the queries;
+ * nothing prints ids).  Every leaf
  * operand is looked up in a name table (Str -> register id): plain `.reg`
  * declarations are entered up front, range declarations `%r<500>` are kept
  * as (prefix, count) and a name like `%r123` becomes a register the first
@@ -167,6 +169,13 @@ struct Dataflow {
 	uint8_t *rdef_kill;
 	uint32_t *rkill_off, *rkill;
 	uint32_t *ruse_off, *ruse;
+	bool uses_full;            /* ruse covers every register; else only those
+	                              in ruse_for (need_uses_of), if any */
+	uint64_t *ruse_for;
+	/* need_uses_of's candidates while it scans: name -> register */
+	struct { Str name; uint32_t reg, last; } *cand;
+	uint32_t ncand_cap;
+	VEC(uint32_t) cand_hits;   /* (candidate, statement) pairs */
 
 	/* blocks */
 	uint32_t nblk;
@@ -682,6 +691,7 @@ typedef struct {
 	uint32_t ndef0, nuse0; /* where this statement's entries start */
 	bool guarded;
 	uint32_t stmt;
+	bool cands;            /* match uses against the candidates (need_uses_of) */
 } StmtCtx;
 
 static void add_use(Dataflow *df, StmtCtx *c, uint32_t id)
@@ -706,15 +716,21 @@ static void add_def(Dataflow *df, StmtCtx *c, uint32_t id, bool kill)
 /* Records the registers of operand i playing `role`, those of the roles in
  * `want` only: R_DEF at build time, R_USE when the statement's uses are
  * asked for.  Names are looked up only for the roles wanted. */
+static void cand_use(Dataflow *df, const char *p, size_t n, uint32_t stmt);
+
 static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role, int want)
 {
 	const Module *m = df->m;
 	const Operand *o = &m->opds.v[i];
-	if (!(role & want))
-		return;
 	switch (o->kind) {
 	case OPD_REG:
 	case OPD_IDENT: {
+		if (!(role & want))
+			return;
+		if (c->cands) {
+			cand_use(df, m->src + o->off, o->len, c->stmt);
+			return;
+		}
 		uint8_t part = 0;
 		int32_t id = lookup_at(df, m->src + o->off, o->len, c->stmt, &part);
 		df->opdreg[i - df->opd0] = id;
@@ -734,6 +750,8 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role, int want)
 	case OPD_ADDR:
 	case OPD_EXPR: {
 		int r = (o->kind == OPD_ADDR || o->kind == OPD_EXPR) ? R_USE : role;
+		if (!(r & want))
+			return;
 		uint32_t end = i + 1 + o->sub;
 		for (uint32_t k = i + 1; k < end; k = opd_next(m, k))
 			collect(df, c, k, r, want);
@@ -744,11 +762,12 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role, int want)
 	}
 }
 
-static void stmt_collect(Dataflow *df, uint32_t si, int want)
+static void stmt_collect(Dataflow *df, uint32_t si, int want, bool cands)
 {
 	const Module *m = df->m;
 	const Stmt *s = func_stmt(m, df->f, si);
-	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0, si};
+	StmtCtx c = {(uint32_t)df->defs.n, (uint32_t)df->uses.n, (s->flags & STMT_GUARD) != 0, si,
+	             cands};
 	uint32_t k = s->opd;
 	if (s->flags & STMT_GUARD) {
 		collect(df, &c, k, R_USE, want);
@@ -776,7 +795,7 @@ static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
 			df->uses_shuffled = true;
 		df->uses_last = si;
 		df->use_at[si] = (uint32_t)df->uses.n;
-		stmt_collect(df, si, R_USE);
+		stmt_collect(df, si, R_USE, false);
 		df->use_n[si] = (uint32_t)df->uses.n - df->use_at[si];
 		df->uses_todo--;
 	}
@@ -946,6 +965,8 @@ static inline void bit_clr(uint64_t *s, uint32_t i)
 }
 
 static void need_uses(const Dataflow *cdf);
+static void need_reg(const Dataflow *df, uint32_t reg);
+static void need_kills(Dataflow *df);
 
 /*
  * Liveness, one register at a time: every block where the register is read
@@ -969,7 +990,7 @@ static bool block_kills(const Dataflow *df, uint32_t b, uint32_t reg)
  * it touches, so most registers of a large function are never solved. */
 static void solve_reg(Dataflow *df, uint32_t r)
 {
-	need_uses(df);
+	need_reg(df, r);
 	if (!df->live_in) {
 		size_t sz = (size_t)df->nbuilt * df->words;
 		df->live_in = xcalloc(sz ? sz : 1, sizeof(uint64_t));
@@ -1060,16 +1081,42 @@ static void csr_build(uint32_t nregs, uint32_t nstmt, const uint32_t *off, const
 
 /* The kill and use lists per register, built by the first query that needs
  * them (liveness, uses after a statement): the phase locator needs neither. */
+static void need_kills(Dataflow *df)
+{
+	if (df->rkill_off)
+		return;
+	csr_build(df->nbuilt, df->nstmt, df->def_off, df->defs.v, df->defkill.v, NULL,
+	          &df->rkill_off, &df->rkill, NULL);
+}
+
+static void drop_uses(Dataflow *df)
+{
+	free(df->rkill_off);
+	free(df->rkill);
+	free(df->ruse_off);
+	free(df->ruse);
+	free(df->ruse_for);
+	df->rkill_off = df->rkill = df->ruse_off = df->ruse = NULL;
+	df->ruse_for = NULL;
+	/* liveness solved so far was sized for fewer registers */
+	free(df->live_in);
+	free(df->live_out);
+	free(df->solved);
+	df->live_in = df->live_out = df->solved = NULL;
+}
+
 static void need_uses(const Dataflow *cdf)
 {
 	Dataflow *df = (Dataflow *)cdf;
-	if (df->ruse_off)
+	if (df->uses_full)
 		return;
 	all_uses(df);
+	if (df->ruse_off || df->nbuilt != df->regs.n)
+		drop_uses(df);
 	/* registers first named by a use are known now */
 	df->nbuilt = (uint32_t)df->regs.n;
-	csr_build(df->nbuilt, df->nstmt, df->def_off, df->defs.v, df->defkill.v, NULL,
-	          &df->rkill_off, &df->rkill, NULL);
+	df->uses_full = true;
+	need_kills(df);
 	if (!df->uses_shuffled) {
 		/* collected in statement order (all at once, say): use_at are the
 		 * offsets already */
@@ -1091,6 +1138,102 @@ static void need_uses(const Dataflow *cdf)
 	csr_build(df->nbuilt, df->nstmt, off, ids, NULL, NULL, &df->ruse_off, &df->ruse, NULL);
 	free(off);
 	free(ids);
+}
+
+/* Are the uses of reg known (all of them, in ruse)? */
+static bool uses_known(const Dataflow *df, uint32_t reg)
+{
+	return df->uses_full || (df->ruse_for && reg < df->nbuilt && bit_get(df->ruse_for, reg));
+}
+
+static void need_reg(const Dataflow *df, uint32_t reg)
+{
+	if (!uses_known(df, reg))
+		need_uses(df);
+}
+
+/* The candidate a use's name p[0..n) names ("%v.x": the register %v). */
+static void cand_use(Dataflow *df, const char *p, size_t n, uint32_t stmt)
+{
+	if (n > 1) {
+		const char *dot = memchr(p + 1, '.', n - 1);
+		if (dot)
+			n = (size_t)(dot - p);
+	}
+	uint32_t mask = df->ncand_cap - 1;
+	for (uint32_t h = hash_str(p, n) & mask; df->cand[h].name.p; h = (h + 1) & mask)
+		if (df->cand[h].name.n == n && memcmp(df->cand[h].name.p, p, n) == 0) {
+			if (df->cand[h].last != stmt) { /* once per statement */
+				df->cand[h].last = stmt;
+				VEC_PUSH(df->cand_hits, df->cand[h].reg);
+				VEC_PUSH(df->cand_hits, stmt);
+			}
+			return;
+		}
+}
+
+/*
+ * The uses of just the registers regs[0..n), for a cut's live-out set: one
+ * pass over the function comparing each read operand's text with their
+ * names, instead of looking every name up (which is what collecting all
+ * uses costs).  A register's name is its only spelling but for vector
+ * elements ("%v.x", matched to %v), so text and register agree; in a
+ * function that declares a name in several scopes they do not, and all
+ * uses are collected instead.  Registers whose uses are known already are
+ * skipped.
+ */
+static void need_uses_of(Dataflow *df, const uint32_t *regs, size_t n)
+{
+	if (df->uses_full)
+		return;
+	size_t want = 0;
+	for (size_t i = 0; i < n; i++)
+		want += !uses_known(df, regs[i]);
+	if (!want)
+		return;
+	if (df->stmt_scope || df->ruse_off) {
+		/* scoped names; or a second set (kept simple: all of them) */
+		need_uses(df);
+		return;
+	}
+	uint32_t cap = 16;
+	while (cap < want * 4)
+		cap *= 2;
+	df->ncand_cap = cap;
+	df->cand = xcalloc(cap, sizeof(*df->cand));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = regs[i];
+		Str name = df->regs.v[r].name;
+		uint32_t h = hash_str(name.p, name.n) & (cap - 1);
+		while (df->cand[h].name.p && !str_eq(df->cand[h].name, name))
+			h = (h + 1) & (cap - 1);
+		df->cand[h].name = name;
+		df->cand[h].reg = r;
+		df->cand[h].last = UINT32_MAX;
+	}
+	df->cand_hits.n = 0;
+	for (uint32_t s = 0; s < df->nstmt; s++)
+		stmt_collect(df, s, R_USE, true);
+	free(df->cand);
+	df->cand = NULL;
+	/* ruse for the candidates (hits come in statement order); the others
+	 * stay empty and unknown */
+	uint32_t nr = df->nbuilt, nh = (uint32_t)df->cand_hits.n / 2;
+	uint32_t *o = xcalloc(nr + 2, sizeof(uint32_t));
+	uint32_t *l = xmalloc((nh + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < nh; k++)
+		o[df->cand_hits.v[2 * k] + 2]++;
+	for (uint32_t r = 0; r < nr; r++)
+		o[r + 2] += o[r + 1];
+	for (uint32_t k = 0; k < nh; k++)
+		l[o[df->cand_hits.v[2 * k] + 1]++] = df->cand_hits.v[2 * k + 1];
+	df->ruse_off = o;
+	df->ruse = l;
+	df->ruse_for = xcalloc((nr + 63) / 64 + 1, sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++)
+		bit_set(df->ruse_for, regs[i]);
+	VEC_FREE(df->cand_hits);
+	need_kills(df);
 }
 
 /* State space of a variable declaration's text (".shared .align 16 ..."). */
@@ -1231,7 +1374,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	VEC_GROW(df->uses, (size_t)df->nopd + 16);
 	for (uint32_t i = 0; i < n; i++) {
 		df->def_off[i] = (uint32_t)df->defs.n;
-		stmt_collect(df, i, R_DEF);
+		stmt_collect(df, i, R_DEF, false);
 	}
 	df->def_off[n] = (uint32_t)df->defs.n;
 	if (!df->defkill.v)
@@ -1283,6 +1426,9 @@ void df_free(Dataflow *df)
 	free(df->rkill);
 	free(df->ruse_off);
 	free(df->ruse);
+	free(df->ruse_for);
+	free(df->cand);
+	VEC_FREE(df->cand_hits);
 	free(df->blk_start);
 	free(df->blk_of);
 	free(df->succ_off);
@@ -1765,7 +1911,7 @@ static uint32_t next_in(const uint32_t *off, const uint32_t *list, uint32_t reg,
 /* Is reg live at the start of statement s (s < end of its block)? */
 static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 {
-	need_uses(df);
+	need_reg(df, reg);
 	uint32_t b = df->blk_of[s], end = df->blk_start[b + 1];
 	uint32_t u = s ? next_in(df->ruse_off, df->ruse, reg, s - 1)
 	               : (df->ruse_off[reg] < df->ruse_off[reg + 1] ? df->ruse[df->ruse_off[reg]]
@@ -1782,7 +1928,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 
 bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 {
-	need_uses(df);
+	need_reg(df, reg);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return false;
 	uint32_t b = df->blk_of[stmt], end = df->blk_start[b + 1];
@@ -1793,7 +1939,7 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 
 bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 {
-	need_uses(df);
+	need_reg(df, reg);
 	return b < df->nblk && reg < df->nbuilt && bit_get(live_set(df, reg, false), b);
 }
 
@@ -1802,7 +1948,7 @@ bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 static bool scan_fwd(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t end,
                      void (*add)(void *, uint32_t), void *ctx)
 {
-	need_uses(df);
+	need_reg(df, reg);
 	uint32_t k = from ? next_in(df->rkill_off, df->rkill, reg, from - 1)
 	                  : (df->rkill_off[reg] < df->rkill_off[reg + 1]
 	                         ? df->rkill[df->rkill_off[reg]]
@@ -1868,12 +2014,13 @@ static int cmp_u32(const void *a, const void *b)
 
 uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
 {
-	need_uses(df);
+	need_reg(df, reg);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return 0;
 	UseList l = {{0}};
 	uses_after(df, stmt, reg, add_to_list, &l);
-	qsort(l.v.v, l.v.n, sizeof(uint32_t), cmp_u32);
+	if (l.v.n)
+		qsort(l.v.v, l.v.n, sizeof(uint32_t), cmp_u32);
 	uint32_t n = 0;
 	for (size_t i = 0; i < l.v.n; i++) {
 		if (i && l.v.v[i] == l.v.v[i - 1])
@@ -2236,7 +2383,18 @@ int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out
 		}
 	}
 
-	/* live-out: defined in the range, live after it */
+	/* live-out: defined in the range, live after it; only the uses of those
+	 * registers are needed */
+	memset(seen, 0, (W + 1) * sizeof(uint64_t));
+	VEC(uint32_t) cands = {0};
+	for (uint32_t s = first; s <= last; s++)
+		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++)
+			if (!bit_get(seen, df->defs.v[d])) {
+				bit_set(seen, df->defs.v[d]);
+				VEC_PUSH(cands, df->defs.v[d]);
+			}
+	need_uses_of(df, cands.v, cands.n);
+	VEC_FREE(cands);
 	memset(seen, 0, (W + 1) * sizeof(uint64_t));
 	for (uint32_t s = first; s <= last; s++) {
 		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {

@@ -1205,7 +1205,6 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			return fail_at(P, fstart, "unterminated function body: no closing '}'");
 		const char *s = P->p;
 		int c = (unsigned char)*s;
-		uint32_t nstmt = (uint32_t)P->m->stmts.n - stmt0;
 		if (c == '{') {
 			if (depth == 0xffff)
 				return fail_at(P, s, "scopes nested too deeply");
@@ -1225,7 +1224,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			const char *q = scan_directive(s, P->end);
 			P->p = q;
 			if (word_is(s, q, ".reg")) {
-				if (reg_decl(P, s, depth, nstmt) < 0)
+				if (reg_decl(P, s, depth, (uint32_t)P->m->stmts.n - stmt0) < 0)
 					return -1;
 			} else if (word_is(s, q, ".loc") || word_is(s, q, ".file")) {
 				skip_line(P);
@@ -1257,7 +1256,8 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (trivia(P) < 0)
 				return -1;
 			if (peek(P) == ':' && peek2(P) != ':') {
-				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)}, nstmt, line};
+				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)},
+				           (uint32_t)P->m->stmts.n - stmt0, line};
 				VEC_PUSH(P->m->labels, l);
 				P->p++;
 				continue;

@@ -341,6 +341,65 @@ static void test_dataflow__uses_on_demand(void **state)
 	fx_free(&x);
 }
 
+/* A cut's live-out set is found from the uses of the registers it defines
+ * only (matched by name); it must agree with full liveness, vector
+ * elements and loops included, and later questions about other registers
+ * must still see all uses. */
+static const char VLOOP[] = HEAD
+	".visible .entry v(.param .u64 out)\n{\n"
+	"\t.reg .pred %p<3>;\n\t.reg .b32 %r<12>;\n\t.reg .v2 .b32 %v;\n"
+	"\t.reg .b64 %rd<3>;\n"
+	"\tld.param.u64 %rd1, [out];\n"        /* 0 */
+	"\tmov.u32 %r1, 0;\n"                  /* 1 */
+	"$L_top:\n"
+	"\tadd.s32 %r2, %r1, 3;\n"             /* 2: cut from here */
+	"\tmov.b32 %v.x, %r2;\n"               /* 3: defines an element of %v */
+	"\tadd.s32 %r3, %r2, 1;\n"             /* 4: dead after the cut */
+	"\tadd.s32 %r1, %r1, 1;\n"             /* 5: cut to here; used at 2 (loop) */
+	"\tsetp.lt.s32 %p1, %r1, 9;\n"         /* 6 */
+	"\t@%p1 bra $L_top;\n"                 /* 7 */
+	"\tst.global.u32 [%rd1], %v.x;\n"      /* 8: reads %v after the cut */
+	"\tadd.s32 %r4, %r9, %r1;\n"           /* 9: %r9 never defined */
+	"\tret;\n}\n";
+
+static void test_dataflow__cut_live_out_by_name(void **state)
+{
+	Fx x = fx(VLOOP);
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 2, 5, &c, &e), 0);
+	uint32_t v = R(&x, "%v"), r1 = R(&x, "%r1"), r2 = R(&x, "%r2"), r3 = R(&x, "%r3");
+	bool out_v = false, out_r1 = false, out_r2 = false, out_r3 = false;
+	for (size_t i = 0; i < c.live_out.n; i++) {
+		out_v |= c.live_out.v[i].reg == v;
+		out_r1 |= c.live_out.v[i].reg == r1;
+		out_r2 |= c.live_out.v[i].reg == r2;
+		out_r3 |= c.live_out.v[i].reg == r3;
+		if (c.live_out.v[i].reg == v)
+			assert_int_equal(c.live_out.v[i].use, 8);
+		if (c.live_out.v[i].reg == r1)
+			assert_int_equal(c.live_out.v[i].use, 6);
+	}
+	assert_true(out_v);   /* read as %v.x at 8 */
+	assert_true(out_r1);  /* read at 6, 9 and around the loop at 2 */
+	assert_false(out_r2); /* redefined at 2 before any read: dead */
+	assert_false(out_r3);
+	cut_release(&c);
+	/* the same answers from full liveness, asked afterwards */
+	assert_true(df_live_after(x.df, 5, v));
+	assert_true(df_live_after(x.df, 5, r1));
+	assert_false(df_live_after(x.df, 5, r2));
+	/* and about registers outside the set */
+	assert_true(df_live_after(x.df, 0, R(&x, "%rd1")));
+	assert_true(df_live_after(x.df, 7, R(&x, "%r9")));
+	assert_false(df_live_after(x.df, 9, R(&x, "%r9")));
+	uint32_t uses[4];
+	assert_int_equal(df_uses_of(x.df, 6, R(&x, "%p1"), uses, 4), 1);
+	assert_int_equal(uses[0], 7);
+	(void)state;
+	fx_free(&x);
+}
+
 static void test_dataflow__blocks_and_successors(void **state)
 {
 	Fx x = fx(BRANCHY);
@@ -718,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
 		cmocka_unit_test(test_dataflow__reaching_defs_single_definition),
 		cmocka_unit_test(test_dataflow__uses_on_demand),
+		cmocka_unit_test(test_dataflow__cut_live_out_by_name),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
