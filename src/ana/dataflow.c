@@ -1152,16 +1152,23 @@ static void need_reg(const Dataflow *df, uint32_t reg)
 		need_uses(df);
 }
 
+static inline uint32_t cand_hash(const Module *m, const char *p, size_t n)
+{
+	if (n <= 8)
+		return (uint32_t)((word_key(m, p, n) * 0x9E3779B97F4A7C15ull) >> 32);
+	return hash_str(p, n);
+}
+
 /* The candidate a use's name p[0..n) names ("%v.x": the register %v). */
 static void cand_use(Dataflow *df, const char *p, size_t n, uint32_t stmt)
 {
-	if (n > 1) {
-		const char *dot = memchr(p + 1, '.', n - 1);
-		if (dot)
-			n = (size_t)(dot - p);
-	}
+	for (size_t i = 1; i < n; i++)
+		if (p[i] == '.') {
+			n = i;
+			break;
+		}
 	uint32_t mask = df->ncand_cap - 1;
-	for (uint32_t h = hash_str(p, n) & mask; df->cand[h].name.p; h = (h + 1) & mask)
+	for (uint32_t h = cand_hash(df->m, p, n) & mask; df->cand[h].name.p; h = (h + 1) & mask)
 		if (df->cand[h].name.n == n && memcmp(df->cand[h].name.p, p, n) == 0) {
 			if (df->cand[h].last != stmt) { /* once per statement */
 				df->cand[h].last = stmt;
@@ -1204,7 +1211,7 @@ static void need_uses_of(Dataflow *df, const uint32_t *regs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t r = regs[i];
 		Str name = df->regs.v[r].name;
-		uint32_t h = hash_str(name.p, name.n) & (cap - 1);
+		uint32_t h = cand_hash(df->m, name.p, name.n) & (cap - 1);
 		while (df->cand[h].name.p && !str_eq(df->cand[h].name, name))
 			h = (h + 1) & (cap - 1);
 		df->cand[h].name = name;

@@ -189,15 +189,25 @@ static void reg_adds(Region *r, const char *s)
 
 /* ---- fresh names ----------------------------------------------------------- */
 
-/* A prefix "%splN_" that occurs nowhere in the function's text, so no name
- * the function declares (in any scope, under any naming scheme) can equal a
- * name made with it; registers belong to their function, so the rest of the
- * module does not matter. */
+/* A prefix "%splN_" that no register the function declares (in any scope,
+ * ranges and .reg parameters included) starts with, so no name it declares,
+ * under any naming scheme, can equal a name made with it: PTX registers
+ * are declared before use and belong to their function. */
 static void fresh_prefix(const Module *m, const Func *f, char out[32])
 {
 	for (unsigned n = 0;; n++) {
 		snprintf(out, 32, "%%spl%u_", n);
-		if (!memmem(m->src + f->text.off, f->text.len, out, strlen(out)))
+		size_t k = strlen(out);
+		bool taken = false;
+		for (uint32_t i = 0; i < f->nreg && !taken; i++) {
+			Span nm = m->regs.v[f->reg0 + i].name;
+			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
+		}
+		for (uint32_t i = 0; i < f->nparam && !taken; i++) {
+			Span nm = m->params.v[f->param0 + i].name;
+			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
+		}
+		if (!taken)
 			return;
 	}
 }
