@@ -1152,23 +1152,41 @@ static void need_reg(const Dataflow *df, uint32_t reg)
 		need_uses(df);
 }
 
+static inline uint32_t key_hash(uint64_t key)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
 static inline uint32_t cand_hash(const Module *m, const char *p, size_t n)
 {
-	if (n <= 8)
-		return (uint32_t)((word_key(m, p, n) * 0x9E3779B97F4A7C15ull) >> 32);
-	return hash_str(p, n);
+	return n <= 8 ? key_hash(word_key(m, p, n)) : hash_str(p, n);
 }
 
 /* The candidate a use's name p[0..n) names ("%v.x": the register %v). */
 static void cand_use(Dataflow *df, const char *p, size_t n, uint32_t stmt)
 {
-	for (size_t i = 1; i < n; i++)
-		if (p[i] == '.') {
-			n = i;
-			break;
+	uint32_t hash;
+	if (n <= 8) {
+		/* a '.' after the first byte, found in the word: the name is
+		 * what comes before it */
+		uint64_t key = word_key(df->m, p, n);
+		uint64_t x = (key ^ 0x2e2e2e2e2e2e2e2eull) | 0xff; /* byte 0 never counts */
+		uint64_t dot = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+		if (dot) {
+			n = (size_t)__builtin_ctzll(dot) / 8;
+			key &= (1ull << (8 * n)) - 1;
 		}
+		hash = key_hash(key);
+	} else {
+		for (size_t i = 1; i < n; i++)
+			if (p[i] == '.') {
+				n = i;
+				break;
+			}
+		hash = cand_hash(df->m, p, n);
+	}
 	uint32_t mask = df->ncand_cap - 1;
-	for (uint32_t h = cand_hash(df->m, p, n) & mask; df->cand[h].name.p; h = (h + 1) & mask)
+	for (uint32_t h = hash & mask; df->cand[h].name.p; h = (h + 1) & mask)
 		if (df->cand[h].name.n == n && memcmp(df->cand[h].name.p, p, n) == 0) {
 			if (df->cand[h].last != stmt) { /* once per statement */
 				df->cand[h].last = stmt;
