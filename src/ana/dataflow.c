@@ -770,10 +770,16 @@ static void stmt_collect(Dataflow *df, uint32_t si, int want, bool cands)
 	             cands};
 	uint32_t k = s->opd;
 	if (s->flags & STMT_GUARD) {
-		collect(df, &c, k, R_USE, want);
+		if (want & R_USE)
+			collect(df, &c, k, R_USE, want);
 		k = opd_next(m, k);
 	}
 	int role = first_role(m, s);
+	if (want == R_DEF) { /* only the first operand is ever defined */
+		if (s->nopd && (role & R_DEF))
+			collect(df, &c, k, role, want);
+		return;
+	}
 	for (unsigned i = 0; i < s->nopd; i++) {
 		collect(df, &c, k, i == 0 ? role : R_USE, want);
 		k = opd_next(m, k);
@@ -798,6 +804,11 @@ static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
 		stmt_collect(df, si, R_USE, false);
 		df->use_n[si] = (uint32_t)df->uses.n - df->use_at[si];
 		df->uses_todo--;
+		/* every operand of the statement has had its look now (numbers,
+		 * labels and the like stay -1) */
+		const Stmt *st = func_stmt(df->m, df->f, si);
+		uint32_t end = si + 1 < df->nstmt ? st[1].opd : df->opd0 + df->nopd;
+		memset(df->opd_seen + (st->opd - df->opd0), 1, end - st->opd);
 	}
 	*n = df->use_n[si];
 	return df->uses.v + df->use_at[si];
