@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 				VEC_PUSH(paths, xstrdup(argv[i]));
 		size_t nin = paths.n, total = 0;
 		Times *bp = xmalloc((nin + 1) * sizeof(Times)), *bb = xmalloc((nin + 1) * sizeof(Times));
+		size_t *size = xcalloc(nin + 1, sizeof(size_t));
 		for (size_t i = 0; i < nin; i++)
 			bp[i] = bb[i] = (Times){1e30, 1e30};
 		for (int pass = 0; pass < passes; pass++)
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
 				Input in;
 				load(&in, paths.v[i]);
 				if (pass == 0)
-					total += in.n;
+					total += in.n, size[i] = in.n;
 				for (int r = 0; r < runs; r++) {
 					Times t = run(&in, 0, &out);
 					bp[i].wall = t.wall < bp[i].wall ? t.wall : bp[i].wall;
@@ -176,11 +177,20 @@ int main(int argc, char **argv)
 				free(in.p);
 			}
 		Times sp = {0, 0}, sb = {0, 0};
+		size_t big = 0, big_n = 0;
 		for (size_t i = 0; i < nin; i++) {
 			sp.wall += bp[i].wall, sp.cpu += bp[i].cpu;
 			sb.wall += bb[i].wall, sb.cpu += bb[i].cpu;
+			if (size[i] > big_n)
+				big = i, big_n = size[i];
 			free(paths.v[i]);
 		}
+		if (nin) /* the largest file, measured in the same passes */
+			printf("largest_bytes %zu\nlargest_parse_mbps %.1f\nlargest_parse_emit_mbps %.1f\n"
+			       "largest_parse_wall_mbps %.1f\nlargest_parse_emit_wall_mbps %.1f\n",
+			       big_n, big_n / bp[big].cpu / 1e6, big_n / bb[big].cpu / 1e6,
+			       big_n / bp[big].wall / 1e6, big_n / bb[big].wall / 1e6);
+		free(size);
 		free(bp);
 		free(bb);
 		VEC_FREE(paths);
