@@ -141,8 +141,8 @@ struct Dataflow {
 	VEC(RangeDecl) ranges;
 	uint32_t *rtab;            /* range index + 1 by prefix word: see find_range */
 	uint32_t rtab_mask;
-	bool plain_digit;          /* a plain .reg name ends in a digit (and
-	                              may also be a range member) */
+	bool plain_digit;          /* a plain .reg name (or .reg parameter) is
+	                              also a range member's name */
 
 	/* scopes: only built when a name is declared in more than one scope */
 	uint32_t *scope_parent;    /* per scope; scope 0 is the function body */
@@ -408,6 +408,18 @@ static inline RangeDecl *find_range(Dataflow *df, const char *p, size_t d)
 			return r;
 	}
 	return NULL;
+}
+
+/* Is `name` also the name of a member of a range declaration? */
+static bool names_member(Dataflow *df, Str name)
+{
+	size_t d;
+	uint32_t k;
+	if (!name.n || name.p[name.n - 1] < '0' || name.p[name.n - 1] > '9' ||
+	    !split_number(df, name.p, name.n, &d, &k))
+		return false;
+	RangeDecl *r = find_range(df, name.p, d);
+	return r && k < r->count;
 }
 
 static int32_t lookup_at(Dataflow *df, const char *p, size_t n, uint32_t stmt, uint8_t *partial)
@@ -1357,10 +1369,20 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		}
 		uint32_t id = new_reg(df, name, type, d->vec, 0, type_bits(type));
 		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
-		if (name.n && name.p[name.n - 1] >= '0' && name.p[name.n - 1] <= '9')
-			df->plain_digit = true;
 	}
 	index_ranges(df);
+	/* room for every register the ranges can name (no more than there are
+	 * operands to name them) */
+	size_t all = df->regs.n + f->nparam + 64;
+	for (size_t i = 0; i < df->ranges.n; i++)
+		all += df->ranges.v[i].count;
+	if (all > df->regs.n + f->nparam + df->nopd + 64)
+		all = df->regs.n + f->nparam + df->nopd + 64;
+	VEC_GROW(df->regs, all);
+	VEC_GROW(df->regparam, all);
+	/* does a plain name spell a range member ("%r5" beside %r<10>)? */
+	for (size_t i = 0; i < df->regs.n && !df->plain_digit; i++)
+		df->plain_digit = names_member(df, df->regs.v[i].name);
 	if (scoped && n)
 		split_scoped(df);
 	/* .func parameters declared in .reg space are registers */
@@ -1372,8 +1394,8 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 		uint32_t id = new_reg(df, name, type, 0, 0, type_bits(type));
 		df->regparam.v[id] = 1;
 		ht_put(df, name.p, name.n, NK_REG, (int32_t)id);
-		if (name.n && name.p[name.n - 1] >= '0' && name.p[name.n - 1] <= '9')
-			df->plain_digit = true;
+		if (!df->plain_digit)
+			df->plain_digit = names_member(df, name);
 	}
 
 	/* module variables: symbols, never registers */
