@@ -400,6 +400,37 @@ static void test_dataflow__cut_live_out_by_name(void **state)
 	fx_free(&x);
 }
 
+/* A plain declaration that spells a member of a range ("%r5" beside
+ * %r<10>) and a .reg parameter that does: one register per name, whichever
+ * declaration the name is met through. */
+static const char OVERLAP[] = HEAD
+	".func (.reg .b32 %q1) f(.reg .b64 %q2)\n{\n"
+	"\t.reg .b32 %r<10>;\n\t.reg .b64 %r5;\n\t.reg .b32 %q<4>;\n"
+	"\tmov.u32 %r5, 1;\n"                 /* 0 */
+	"\tadd.s64 %r6, %r5, %q2;\n"          /* 1 */
+	"\tmov.u32 %q1, %r6;\n"               /* 2 */
+	"\tret;\n}\n";
+
+static void test_dataflow__plain_name_in_a_range(void **state)
+{
+	Fx x = fx(OVERLAP);
+	uint32_t r5 = R(&x, "%r5"), q2 = R(&x, "%q2");
+	/* the plain declarations' registers (64-bit), not range members */
+	assert_int_equal(df_reg(x.df, r5)->bits, 64);
+	assert_int_equal(df_reg(x.df, q2)->bits, 64);
+	assert_int_equal(df_reaching_def(x.df, 1, r5), 0);
+	uint32_t n;
+	const uint32_t *u = df_uses(x.df, 1, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(u[0], r5);
+	assert_int_equal(u[1], q2);
+	assert_true(df_reg_is_param(x.df, q2));
+	assert_true(df_reg_is_param(x.df, R(&x, "%q1")));
+	assert_int_equal(df_reaching_def(x.df, 1, q2), DF_DEF_NONE);
+	(void)state;
+	fx_free(&x);
+}
+
 static void test_dataflow__blocks_and_successors(void **state)
 {
 	Fx x = fx(BRANCHY);
@@ -778,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__reaching_defs_single_definition),
 		cmocka_unit_test(test_dataflow__uses_on_demand),
 		cmocka_unit_test(test_dataflow__cut_live_out_by_name),
+		cmocka_unit_test(test_dataflow__plain_name_in_a_range),
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
