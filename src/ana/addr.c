@@ -221,6 +221,60 @@ static void cvt_types(Str op, uint32_t *dbits, bool *dsgn, uint32_t *sbits, bool
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
 
+/*
+ * Terms shared by the resolutions of one function (in the Dataflow's
+ * DfAddrMemo): the loads of a kernel mostly index the same few bases
+ * through the same chains, which are then walked once.  Only values that
+ * resolved are shared; the depth and step limits apply to the chains a
+ * resolution actually walks.
+ */
+static bool shared_get(Ctx *c, uint64_t key, Term *t)
+{
+	DfAddrMemo *mm = df_addr_memo(c->df);
+	if (!mm->tcap)
+		return false;
+	const Term *tv = mm->tval;
+	for (uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (mm->tcap - 1);
+	     mm->tkey[h]; h = (h + 1) & (mm->tcap - 1))
+		if (mm->tkey[h] == key) {
+			*t = tv[h];
+			return true;
+		}
+	return false;
+}
+
+static void shared_put(Ctx *c, uint64_t key, const Term *t)
+{
+	DfAddrMemo *mm = df_addr_memo(c->df);
+	if ((mm->tn + 1) * 2 > mm->tcap) {
+		uint32_t oldcap = mm->tcap;
+		uint64_t *ok = mm->tkey;
+		Term *ov = mm->tval;
+		mm->tcap = oldcap ? oldcap * 2 : 256;
+		mm->tkey = xcalloc(mm->tcap, sizeof(uint64_t));
+		mm->tval = xmalloc(mm->tcap * sizeof(Term));
+		Term *nv = mm->tval;
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (ok[i]) {
+				uint32_t h = (uint32_t)((ok[i] * 0x9E3779B97F4A7C15ull) >> 32) & (mm->tcap - 1);
+				while (mm->tkey[h])
+					h = (h + 1) & (mm->tcap - 1);
+				mm->tkey[h] = ok[i];
+				nv[h] = ov[i];
+			}
+		free(ok);
+		free(ov);
+	}
+	Term *tv = mm->tval;
+	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (mm->tcap - 1);
+	while (mm->tkey[h] && mm->tkey[h] != key)
+		h = (h + 1) & (mm->tcap - 1);
+	if (!mm->tkey[h])
+		mm->tn++;
+	mm->tkey[h] = key;
+	tv[h] = *t;
+}
+
 static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *t);
 
 /* Term of operand i of statement d (a top-level operand). */
@@ -525,9 +579,13 @@ static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *
 			return 0;
 		}
 	}
+	if (shared_get(c, key, t))
+		return 0;
 	if (++c->steps > MAX_STEPS)
 		return fail(c, "the address chain is too large");
 	int rc = resolve_def(c, (uint32_t)d, elem, depth + 1, t);
+	if (rc == 0)
+		shared_put(c, key, t);
 	if (c->memo.n < MEMO_CAP) {
 		Memo me = {key, rc == 0, rc == 0 ? NULL : (c->why ? c->why : "unresolved"), *t};
 		VEC_PUSH(c->memo, me);
@@ -692,13 +750,13 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
 	memset(out, 0, sizeof *out);
 	if (stmt >= df_func(df)->nstmt)
 		return -1;
-	DfAddrMemo memo = df_addr_memo(df);
-	if (!memo.state[stmt]) {
-		int rc = resolve_stmt(df, stmt, &memo.addr[stmt]);
-		memo.state[stmt] = (int8_t)(rc + 2);
+	DfAddrMemo *memo = df_addr_memo(df);
+	if (!memo->state[stmt]) {
+		int rc = resolve_stmt(df, stmt, &memo->addr[stmt]);
+		memo->state[stmt] = (int8_t)(rc + 2);
 	}
-	*out = memo.addr[stmt];
-	return memo.state[stmt] - 2;
+	*out = memo->addr[stmt];
+	return memo->state[stmt] - 2;
 }
 
 static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out)

@@ -214,8 +214,13 @@ bool addr_disjoint(const Addr *a, const Addr *b);
 typedef struct {
 	Addr *addr;
 	int8_t *state; /* 0 not computed, else addr_resolve's result + 2 */
+	/* the value of a definition (statement, vector element) as addr.c
+	 * resolved it, shared by every resolution that meets it */
+	uint64_t *tkey;  /* (stmt << 8 | elem) + 1; 0 = empty */
+	void *tval;      /* addr.c's terms, parallel to tkey */
+	uint32_t tcap, tn;
 } DfAddrMemo;
-DfAddrMemo df_addr_memo(const Dataflow *df);
+DfAddrMemo *df_addr_memo(const Dataflow *df);
 
 /* ---- phases -------------------------------------------------------------- */
 

@@ -1505,6 +1505,8 @@ void df_free(Dataflow *df)
 	VEC_FREE(df->work);
 	free(df->addr.addr);
 	free(df->addr.state);
+	free(df->addr.tkey);
+	free(df->addr.tval);
 	free(df);
 }
 
@@ -1568,14 +1570,14 @@ bool df_reg_is_param(const Dataflow *df, uint32_t reg)
 	return reg < df->regparam.n && df->regparam.v[reg];
 }
 
-DfAddrMemo df_addr_memo(const Dataflow *cdf)
+DfAddrMemo *df_addr_memo(const Dataflow *cdf)
 {
 	Dataflow *df = (Dataflow *)cdf;
 	if (!df->addr.state) {
 		df->addr.addr = xmalloc((df->nstmt + 1) * sizeof(Addr));
 		df->addr.state = xcalloc(df->nstmt + 1, 1);
 	}
-	return df->addr;
+	return &df->addr;
 }
 
 int df_name_kind(const Dataflow *df, Str name, Space *space)
@@ -2314,7 +2316,7 @@ static const Addr *cached_addr(const Dataflow *df, uint32_t stmt)
 	Addr a;
 	if (addr_resolve(df, stmt, &a) != 1)
 		return NULL;
-	return &df_addr_memo(df).addr[stmt];
+	return &df_addr_memo(df)->addr[stmt];
 }
 
 /* A memory statement of interest to the read/write check. */

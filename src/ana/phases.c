@@ -114,7 +114,8 @@ static void shape_of(const Module *m, const Stmt *s, Phase *ph)
 typedef struct {
 	const Dataflow *df;
 	const int32_t *phase_of;   /* stmt -> phase number (0 if none) */
-	uint8_t *seen;             /* per statement */
+	uint32_t *seen;            /* per statement: the slice that saw it last */
+	uint32_t epoch;            /* this slice's number */
 	uint32_t *stack;
 	size_t nstack, cap;
 	int32_t max_phase;         /* latest phase whose D the slice reaches */
@@ -128,12 +129,32 @@ static int is_load(const Stmt *s)
 	       s->op == OP_TLD4 || s->op == OP_SULD;
 }
 
+/* cvt to or from a packed/half type, or a pack: what turns one phase's D
+ * into another's A.  The cvt's modifiers are walked once. */
 static int is_conversion(const Module *m, const Stmt *s)
 {
-	if (s->op == OP_CVT)
-		return stmt_has_mod(m, s, ".e4m3x2") || stmt_has_mod(m, s, ".e5m2x2") ||
-		       stmt_has_mod(m, s, ".f16x2") || stmt_has_mod(m, s, ".bf16x2") ||
-		       stmt_has_mod(m, s, ".f16") || stmt_has_mod(m, s, ".bf16");
+	if (s->op == OP_CVT) {
+		static const struct {
+			const char *s;
+			size_t n;
+		} mods[] = {{".e4m3x2", 7}, {".e5m2x2", 7}, {".f16x2", 6}, {".bf16x2", 7}, {".f16", 4},
+		            {".bf16", 5}};
+		Str op = stmt_opcode(m, s);
+		const char *p = op.p, *end = op.p + op.n;
+		while (p < end && *p != '.')
+			p++;
+		while (p < end) {
+			const char *r = p + 1;
+			while (r < end && *r != '.')
+				r++;
+			size_t n = (size_t)(r - p);
+			for (size_t i = 0; i < ARRAY_SIZE(mods); i++)
+				if (mods[i].n == n && memcmp(p, mods[i].s, n) == 0)
+					return 1;
+			p = r;
+		}
+		return 0;
+	}
 	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
 		return stmt_opd(m, s, 1)->kind == OPD_VEC;
 	return 0;
@@ -141,9 +162,9 @@ static int is_conversion(const Module *m, const Stmt *s)
 
 static void slice_push(Slice *sl, uint32_t st)
 {
-	if (sl->seen[st])
+	if (sl->seen[st] == sl->epoch)
 		return;
-	sl->seen[st] = 1;
+	sl->seen[st] = sl->epoch;
 	if (sl->nstack == sl->cap) {
 		sl->cap = sl->cap ? sl->cap * 2 : 256;
 		sl->stack = xrealloc(sl->stack, sl->cap * sizeof(uint32_t));
@@ -189,7 +210,10 @@ static void slice_run(Slice *sl, uint32_t at, const uint32_t *regs, unsigned nre
 
 static void slice_reset(Slice *sl, uint32_t nstmt)
 {
-	memset(sl->seen, 0, nstmt);
+	if (++sl->epoch == 0) { /* wrapped: start the marks afresh */
+		memset(sl->seen, 0, (nstmt + 1) * sizeof(uint32_t));
+		sl->epoch = 1;
+	}
 	sl->nstack = 0;
 	sl->max_phase = 0;
 	sl->loads = sl->visited = 0;
@@ -453,12 +477,25 @@ static void hit(OpHit *h, int e, uint32_t st)
 }
 
 /* Registers of operand `which` (1 A, 2 B, 3 C) of the mma of phase `ph`. */
-static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int which)
+/* The statements whose values the next phase's mma read as operand
+ * `which` (1 A, 2 B, 3 C): the reaching definitions of those registers,
+ * sorted, found once per epilogue rather than once per load in it. */
+typedef struct {
+	VEC(uint32_t) defs;
+	bool done;
+} Feeds;
+
+static int cmp_u32(const void *a, const void *b)
 {
-	if (!next)
-		return 0;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void feeds_build(const Dataflow *df, const Phase *next, int which, Feeds *fd)
+{
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
+	fd->done = true;
 	for (uint32_t st = next->first; st <= next->last; st++) {
 		const Stmt *s = func_stmt(m, f, st);
 		if (!(s->flags & STMT_MMA))
@@ -468,11 +505,39 @@ static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int w
 			continue;
 		uint32_t regs[64];
 		unsigned nr = tuple_regs(df, idx[which], regs, 64);
-		for (unsigned r = 0; r < nr; r++)
-			if (df_reaching_def(df, st, regs[r]) == (int64_t)def_stmt)
-				return 1;
+		for (unsigned r = 0; r < nr; r++) {
+			int64_t d = df_reaching_def(df, st, regs[r]);
+			if (d >= 0)
+				VEC_PUSH(fd->defs, (uint32_t)d);
+		}
 	}
-	return 0;
+	if (fd->defs.n)
+		qsort(fd->defs.v, fd->defs.n, sizeof(uint32_t), cmp_u32);
+}
+
+/* Does the value defined at def_stmt reach operand `which` of an mma of the
+ * next phase? */
+static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int which, Feeds *fd)
+{
+	if (!next)
+		return 0;
+	if (!fd[which].done)
+		feeds_build(df, next, which, &fd[which]);
+	return bsearch(&def_stmt, fd[which].defs.v, fd[which].defs.n, sizeof(uint32_t), cmp_u32) !=
+	       NULL;
+}
+
+/* " N": a statement number, without the cost of a printf per number */
+static void add_num(StrBuf *sb, uint32_t v)
+{
+	char buf[12];
+	int n = 0;
+	do
+		buf[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	sb_addc(sb, ' ');
+	while (n)
+		sb_addc(sb, buf[--n]);
 }
 
 static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
@@ -482,6 +547,8 @@ static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
 	OpHit h[E__N];
 	memset(h, 0, sizeof h);
 	int has_max = 0, has_ex2 = 0, has_rcp = 0, has_rsqrt = 0, has_min = 0;
+	Feeds fd[4];
+	memset(fd, 0, sizeof fd);
 	for (uint32_t st = ph->epi_first; st <= ph->epi_last && ph->epi_last >= ph->epi_first; st++) {
 		const Stmt *s = func_stmt(m, f, st);
 		switch (s->op) {
@@ -543,11 +610,11 @@ static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
 			Space sp = stmt_space(m, s);
 			if (sp == SP_PARAM)
 				break;
-			if (feeds(df, next, st, 2))
+			if (feeds(df, next, st, 2, fd))
 				hit(h, E_NEXT_B, st);
-			else if (feeds(df, next, st, 3))
+			else if (feeds(df, next, st, 3, fd))
 				hit(h, E_NEXT_C, st);
-			else if (feeds(df, next, st, 1))
+			else if (feeds(df, next, st, 1, fd))
 				hit(h, sp == SP_SHARED || s->op == OP_LDMATRIX ? E_SHLOAD_A : E_NEXT_A_LOAD, st);
 			else
 				hit(h, E_OTHER_LOAD, st);
@@ -585,13 +652,15 @@ static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
 			if (func_stmt(m, f, st)->op == OP_MIN)
 				hit(h, E_ACT, st);
 	}
+	for (int w = 0; w < 4; w++)
+		VEC_FREE(fd[w].defs);
 	sb_reset(&ph->epilogue_ops);
 	for (int e = 0; e < E__N; e++) {
 		if (!h[e].at.n)
 			continue;
 		sb_adds(&ph->epilogue_ops, epi_names[e]);
 		for (size_t i = 0; i < h[e].at.n; i++)
-			sb_addf(&ph->epilogue_ops, " %u", h[e].at.v[i]);
+			add_num(&ph->epilogue_ops, h[e].at.v[i]);
 		sb_addc(&ph->epilogue_ops, '\n');
 		VEC_FREE(h[e].at);
 	}
@@ -628,7 +697,7 @@ int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 	for (size_t p = 0; p < ph.n; p++)
 		for (uint32_t k = start.v[p]; k < start.v[p + 1]; k++)
 			phase_of[all.v[k]] = (int32_t)ph.v[p].number;
-	Slice sl = {df, phase_of, xcalloc(f->nstmt + 1, 1), NULL, 0, 0, 0, 0, 0, 0};
+	Slice sl = {df, phase_of, xcalloc(f->nstmt + 1, sizeof(uint32_t)), 1, NULL, 0, 0, 0, 0, 0, 0};
 	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
 	for (size_t p = 0; p < ph.n; p++) {
 		Phase *P = &ph.v[p];

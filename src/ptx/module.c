@@ -70,14 +70,14 @@ bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod)
 	Str op = stmt_opcode(m, s);
 	size_t n = strlen(mod);
 	const char *p = op.p, *end = op.p + op.n;
+	/* components are short: one walk, comparing each '.'-started one */
+	while (p < end && *p != '.')
+		p++;
 	while (p < end) {
-		const char *q = memchr(p, '.', (size_t)(end - p));
-		if (!q)
-			return false;
-		const char *r = q + 1;
+		const char *r = p + 1;
 		while (r < end && *r != '.')
 			r++;
-		if ((size_t)(r - q) == n && memcmp(q, mod, n) == 0)
+		if ((size_t)(r - p) == n && memcmp(p, mod, n) == 0)
 			return true;
 		p = r;
 	}
