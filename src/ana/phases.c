@@ -523,8 +523,8 @@ static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int w
 		return 0;
 	if (!fd[which].done)
 		feeds_build(df, next, which, &fd[which]);
-	return bsearch(&def_stmt, fd[which].defs.v, fd[which].defs.n, sizeof(uint32_t), cmp_u32) !=
-	       NULL;
+	return fd[which].defs.n &&
+	       bsearch(&def_stmt, fd[which].defs.v, fd[which].defs.n, sizeof(uint32_t), cmp_u32);
 }
 
 /* " N": a statement number, without the cost of a printf per number */
