@@ -130,30 +130,12 @@ static int is_load(const Stmt *s)
 }
 
 /* cvt to or from a packed/half type, or a pack: what turns one phase's D
- * into another's A.  The cvt's modifiers are walked once. */
+ * into another's A. */
 static int is_conversion(const Module *m, const Stmt *s)
 {
 	if (s->op == OP_CVT) {
-		static const struct {
-			const char *s;
-			size_t n;
-		} mods[] = {{".e4m3x2", 7}, {".e5m2x2", 7}, {".f16x2", 6}, {".bf16x2", 7}, {".f16", 4},
-		            {".bf16", 5}};
-		Str op = stmt_opcode(m, s);
-		const char *p = op.p, *end = op.p + op.n;
-		while (p < end && *p != '.')
-			p++;
-		while (p < end) {
-			const char *r = p + 1;
-			while (r < end && *r != '.')
-				r++;
-			size_t n = (size_t)(r - p);
-			for (size_t i = 0; i < ARRAY_SIZE(mods); i++)
-				if (mods[i].n == n && memcmp(p, mods[i].s, n) == 0)
-					return 1;
-			p = r;
-		}
-		return 0;
+		static const char *const mods[] = {".e4m3x2", ".e5m2x2", ".f16x2", ".bf16x2", ".f16", ".bf16"};
+		return stmt_mod_any(m, s, mods, ARRAY_SIZE(mods)) >= 0;
 	}
 	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
 		return stmt_opd(m, s, 1)->kind == OPD_VEC;

@@ -65,10 +65,14 @@ uint32_t stmt_opd_index(const Module *m, const Stmt *s, unsigned i)
 	return k;
 }
 
-bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod)
+int stmt_mod_any(const Module *m, const Stmt *s, const char *const *mods, size_t nmods)
 {
 	Str op = stmt_opcode(m, s);
-	size_t n = strlen(mod);
+	size_t len[16];
+	if (nmods > 16)
+		nmods = 16;
+	for (size_t i = 0; i < nmods; i++)
+		len[i] = strlen(mods[i]);
 	const char *p = op.p, *end = op.p + op.n;
 	/* components are short: one walk, comparing each '.'-started one */
 	while (p < end && *p != '.')
@@ -77,11 +81,17 @@ bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod)
 		const char *r = p + 1;
 		while (r < end && *r != '.')
 			r++;
-		if ((size_t)(r - p) == n && memcmp(p, mod, n) == 0)
-			return true;
+		for (size_t i = 0; i < nmods; i++)
+			if ((size_t)(r - p) == len[i] && memcmp(p, mods[i], len[i]) == 0)
+				return (int)i;
 		p = r;
 	}
-	return false;
+	return -1;
+}
+
+bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod)
+{
+	return stmt_mod_any(m, s, &mod, 1) >= 0;
 }
 
 bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix)

@@ -227,6 +227,9 @@ static inline uint32_t opd_next(const Module *m, uint32_t i)
 /* Does the opcode token carry modifier `mod` (e.g. ".shared", ".e4m3")?
  * Matches whole dotted components, "::" sub-parts included in the component. */
 bool stmt_has_mod(const Module *m, const Stmt *s, const char *mod);
+/* Index in mods[0..nmods) (at most 16) of the first modifier of the opcode
+ * that is one of them, or -1: several stmt_has_mod in one walk. */
+int stmt_mod_any(const Module *m, const Stmt *s, const char *const *mods, size_t nmods);
 /* Does the opcode token start with `prefix` ending at a component boundary
  * ("wmma.mma" matches "wmma.mma.sync...", not "wmma.mmax")? */
 bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix);

@@ -443,6 +443,9 @@ static void test_ptx__dotted_opcodes(void **state)
 	assert_true(stmt_has_mod(m, s, ".shared::cluster"));
 	assert_true(stmt_has_mod(m, s, ".2d"));
 	assert_false(stmt_has_mod(m, s, ".shared"));
+	static const char *const any[] = {".shared", ".3d", ".2d", ".shared::cluster"};
+	assert_int_equal(stmt_mod_any(m, s, any, 4), 2); /* .2d comes first in the opcode */
+	assert_int_equal(stmt_mod_any(m, s, any, 2), -1);
 	assert_true(stmt_opcode_is(m, s, "cp.async.bulk"));
 	assert_false(stmt_opcode_is(m, s, "cp.async.bul"));
 	uint32_t a = stmt_opd_index(m, s, 1);
