@@ -269,13 +269,22 @@ static uint32_t type_bits(Str t)
 	return bits * (mult ? mult : 1);
 }
 
-static uint32_t new_reg(Dataflow *df, Str name, Str type, uint8_t vec, uint8_t special,
-                        uint32_t bits)
+static inline uint32_t new_reg(Dataflow *df, Str name, Str type, uint8_t vec, uint8_t special,
+                               uint32_t bits)
 {
-	RegInfo r = {name, type, bits, vec, special};
-	VEC_PUSH(df->regs, r);
-	VEC_PUSH(df->regparam, 0);
-	return (uint32_t)(df->regs.n - 1);
+	if (UNLIKELY(df->regs.n >= df->regs.cap || df->regs.n >= df->regparam.cap)) {
+		VEC_GROW(df->regs, df->regs.n + 1);
+		VEC_GROW(df->regparam, df->regs.n + 1);
+	}
+	RegInfo *r = &df->regs.v[df->regs.n];
+	r->name = name;
+	r->type = type;
+	r->bits = bits;
+	r->vec = vec;
+	r->special = special;
+	df->regparam.v[df->regs.n] = 0;
+	df->regparam.n = df->regs.n + 1;
+	return (uint32_t)df->regs.n++;
 }
 
 static const char *const special_names[] = {
@@ -548,14 +557,21 @@ static bool scan_scopes(Dataflow *df, uint32_t *decl_scope)
 	VEC_PUSH(depth, 1);
 	df->stmt_scope = xmalloc((n + 1) * sizeof(uint32_t));
 	bool ok = true;
+	const Stmt *st = m->stmts.v + f->stmt0;
+	uint32_t next = n ? st[0].off : UINT32_MAX; /* where statement si starts */
 	while (p < end && ok) {
-		if (si < n && p == m->stmts.v[f->stmt0 + si].off) {
+		if (p == next) {
 			df->stmt_scope[si] = cur;
-			p += m->stmts.v[f->stmt0 + si].len;
+			p += st[si].len;
 			si++;
+			next = si < n ? st[si].off : UINT32_MAX;
 			continue;
 		}
 		char c = src[p];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			p++;
+			continue;
+		}
 		if (c == '/' && p + 1 < end && src[p + 1] == '/') {
 			while (p < end && src[p] != '\n')
 				p++;
@@ -1327,8 +1343,7 @@ Dataflow *df_build(const Module *m, const Func *f, Err *e)
 	}
 	df->opdreg = xmalloc((df->nopd + 1) * sizeof(int32_t));
 	df->opdpart = xcalloc(df->nopd + 1, 1);
-	for (uint32_t i = 0; i < df->nopd; i++)
-		df->opdreg[i] = -1;
+	memset(df->opdreg, 0xff, (df->nopd + 1) * sizeof(int32_t)); /* -1: no register */
 	df->opd_seen = xcalloc(df->nopd + 1, 1);
 	ht_grow(df);
 
