@@ -80,3 +80,18 @@ int sb_read_stream(StrBuf *sb, FILE *f)
 			return ferror(f) ? -1 : 0;
 	}
 }
+
+void sb_add_json(StrBuf *sb, const char *s)
+{
+	sb_addc(sb, '"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			sb_addf(sb, "\\%c", c);
+		else if (c < 0x20)
+			sb_addf(sb, "\\u%04x", c);
+		else
+			sb_addc(sb, (char)c);
+	}
+	sb_addc(sb, '"');
+}

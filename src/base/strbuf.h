@@ -20,6 +20,8 @@ void sb_addn(StrBuf *sb, const void *p, size_t n);
 void sb_adds(StrBuf *sb, const char *s);
 void sb_addc(StrBuf *sb, char c);
 void sb_addf(StrBuf *sb, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* s as a JSON string, quotes and escapes included (NULL: ""). */
+void sb_add_json(StrBuf *sb, const char *s);
 void sb_reset(StrBuf *sb);
 void sb_release(StrBuf *sb);
 /* Reads a whole stream; returns 0 or -1 (errno set). */

@@ -39,6 +39,7 @@ int cmd_usage(const char *usage);
 typedef struct {
 	MapFile mf;
 	Module *m;
+	double parse_s;  /* seconds the parse took (mapping not included) */
 } LoadedModule;
 /* Maps and parses `path`; on failure prints the error and returns -1. */
 int cmd_load_module(const char *path, LoadedModule *lm);
@@ -49,9 +50,7 @@ void cmd_unload_module(LoadedModule *lm);
 const Func *cmd_pick_func(const Module *m, const char *entry);
 /* Parses "A:B" (or "sA:sB") into an inclusive range; -1 on bad syntax. */
 int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b);
-/* Appends s as a JSON string literal (quotes and escapes). */
 #include "base/strbuf.h"
-void cmd_json_str(StrBuf *sb, const char *s);
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);
 

@@ -37,7 +37,9 @@ int cmd_load_module(const char *path, LoadedModule *lm)
 		err_release(&e);
 		return -1;
 	}
+	double t0 = now_seconds();
 	lm->m = ptx_parse(path, lm->mf.p, lm->mf.n, &e);
+	lm->parse_s = now_seconds() - t0;
 	if (!lm->m) {
 		fprintf(stderr, "%s\n", err_msg(&e));
 		err_release(&e);
@@ -134,17 +136,3 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b)
 	return 0;
 }
 
-void cmd_json_str(StrBuf *sb, const char *s)
-{
-	sb_addc(sb, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			sb_addf(sb, "\\u%04x", c);
-		else
-			sb_addc(sb, (char)c);
-	}
-	sb_addc(sb, '"');
-}

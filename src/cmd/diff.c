@@ -116,9 +116,9 @@ int cmd_diff(int argc, char **argv)
 	StrBuf o = STRBUF_INIT;
 	if (json) {
 		sb_adds(&o, "{\"a\": ");
-		cmd_json_str(&o, files[0]);
+		sb_add_json(&o, files[0]);
 		sb_adds(&o, ", \"b\": ");
-		cmd_json_str(&o, files[1]);
+		sb_add_json(&o, files[1]);
 		sb_addf(&o, ", \"a_bytes\": %zu, \"b_bytes\": %zu, ", fa.n, fb.n);
 		FrameOutput flat = {.name = (char *)"frame", .size = MIN(fa.n, fb.n), .format = MF_U8};
 		FrameLayout one = {.v = &flat, .n = 1, .size = flat.size};

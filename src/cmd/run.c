@@ -235,9 +235,9 @@ int cmd_run(int argc, char **argv)
 	if (gpu_job_run(&job, &res, &e) < 0) {
 		if (json) {   /* CI reads stdout: say it there too */
 			sb_adds(&o, "{\"layer\": ");
-			cmd_json_str(&o, m.layer);
+			sb_add_json(&o, m.layer);
 			sb_adds(&o, ", \"status\": \"error\", \"message\": ");
-			cmd_json_str(&o, err_msg(&e));
+			sb_add_json(&o, err_msg(&e));
 			sb_adds(&o, "}\n");
 			fputs(o.p, stdout);
 		}
@@ -298,20 +298,20 @@ int cmd_run(int argc, char **argv)
 	const GpuModuleResult *first = &res.mods[0];
 	if (json) {
 		sb_adds(&o, "{\"layer\": ");
-		cmd_json_str(&o, m.layer);
+		sb_add_json(&o, m.layer);
 		sb_adds(&o, ", \"device\": ");
-		cmd_json_str(&o, res.device);
+		sb_add_json(&o, res.device);
 		sb_addf(&o, ", \"sm\": \"%d%d\", \"driver_version\": %d", res.cc_major, res.cc_minor,
 		        res.driver_version);
 		sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(res.status));
 		if (res.message) {
 			sb_adds(&o, ", \"message\": ");
-			cmd_json_str(&o, res.message);
+			sb_add_json(&o, res.message);
 		}
 		if (res.timing_status != GPU_OK) {
 			sb_addf(&o, ", \"timing_status\": \"%s\", \"timing_message\": ",
 			        gpu_status_name(res.timing_status));
-			cmd_json_str(&o, res.timing_message);
+			sb_add_json(&o, res.timing_message);
 		}
 		sb_addf(&o, ", \"setup_seconds\": %.6f, \"host_seconds\": %.6f, "
 		            "\"wall_seconds\": %.6f, \"modules\": [",
@@ -320,11 +320,11 @@ int cmd_run(int argc, char **argv)
 			const GpuModuleResult *mr = &res.mods[k];
 			const RunModule *rm = &mods[k];
 			sb_adds(&o, k ? ", {\"module\": " : "{\"module\": ");
-			cmd_json_str(&o, rm->path);
+			sb_add_json(&o, rm->path);
 			sb_addf(&o, ", \"status\": \"%s\"", gpu_status_name(mr->status));
 			if (mr->status != GPU_OK) {
 				sb_adds(&o, ", \"message\": ");
-				cmd_json_str(&o, mr->message);
+				sb_add_json(&o, mr->message);
 			}
 			sb_addf(&o, ", \"entries\": %zu, \"entries_removed\": %zu", rm->nentries,
 			        rm->removed);
@@ -351,7 +351,7 @@ int cmd_run(int argc, char **argv)
 			}
 			if (jit_log) {
 				sb_adds(&o, ", \"jit_log\": ");
-				cmd_json_str(&o, mr->jit_log);
+				sb_add_json(&o, mr->jit_log);
 			}
 			sb_adds(&o, "}");
 		}

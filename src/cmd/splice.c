@@ -91,28 +91,47 @@ static void builtin_recipe(const Module *m, const Func *f, uint32_t first, uint3
 	r->sha256 = hex;
 }
 
+/* The target to check with: --arch, else the module's own. */
+static void check_arch(const Module *m, const char *arch_opt, char arch[64])
+{
+	arch[0] = 0;
+	if (arch_opt)
+		snprintf(arch, 64, "%s", arch_opt);
+	else
+		splice_module_arch(m, arch, 64);
+}
+
+/* Are the bytes of res outside its region those of orig[0..n)? */
+static bool outside_kept(const SpliceResult *res, const char *orig, size_t n)
+{
+	size_t pre = res->region_off, suf = res->text.n - res->region_off - res->region_len;
+	return pre + suf <= n && !memcmp(res->text.p, orig, pre) &&
+	       !memcmp(res->text.p + res->text.n - suf, orig + n - suf, suf);
+}
+
+/* The phases of entry f (named ename); on failure prints a FAIL line. */
+static int entry_phases(const Module *m, const Func *f, const char *ename, PhaseList *pl, Err *e)
+{
+	memset(pl, 0, sizeof *pl);
+	Dataflow *df = df_build(m, f, e);
+	int rc = df && ana_phases(df, 0, pl, e) == 0 ? 0 : -1;
+	df_free(df);
+	if (rc < 0)
+		printf("FAIL  %s: %s\n", ename, err_msg(e));
+	return rc;
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
                                 const char *check, const char *arch_opt)
 {
 	Err e = ERR_INIT;
-	MapFile mf;
-	if (map_open(&mf, module_path, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
-		err_release(&e);
+	LoadedModule lm;
+	if (cmd_load_module(module_path, &lm) < 0)
 		return EXIT_ERROR;
-	}
-	Module *m0 = ptx_parse(module_path, mf.p, mf.n, &e);
-	if (!m0) {
-		cmd_fail("%s", err_msg(&e));
-		err_release(&e);
-		map_close(&mf);
-		return EXIT_ERROR;
-	}
-	char arch[64] = "";
-	if (arch_opt)
-		snprintf(arch, sizeof arch, "%s", arch_opt);
-	else
-		splice_module_arch(m0, arch, sizeof arch);
+	const Module *m0 = lm.m;
+	const MapFile mf = lm.mf;
+	char arch[64];
+	check_arch(m0, arch_opt, arch);
 	unsigned n = 0, failed = 0, nentries = 0;
 	double t0 = now_seconds();
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
@@ -123,17 +142,12 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		if (entry_opt && !str_eqc(fname, entry_opt))
 			continue;
 		char *ename = xstrndup(fname.p, fname.n);
-		Dataflow *df = df_build(m0, f0, &e);
-		PhaseList pl = {0};
-		if (!df || ana_phases(df, 0, &pl, &e) < 0) {
-			printf("FAIL  %s: %s\n", ename, err_msg(&e));
+		PhaseList pl;
+		if (entry_phases(m0, f0, ename, &pl, &e) < 0) {
 			failed++;
-			if (df)
-				df_free(df);
 			free(ename);
 			continue;
 		}
-		df_free(df);
 		if (!pl.n) {
 			free(ename);
 			continue;
@@ -164,10 +178,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 				failed++;
 				why = "a splice failed";
 			} else {
-				size_t pre = res.region_off;
-				size_t suf = res.text.n - res.region_off - res.region_len;
-				if (pre + suf > cur.n || memcmp(res.text.p, cur.p, pre) ||
-				    memcmp(res.text.p + res.text.n - suf, cur.p + cur.n - suf, suf)) {
+				if (!outside_kept(&res, cur.p, cur.n)) {
 					printf("FAIL  %s phase %u: bytes outside the cut changed\n", ename,
 					       pl.v[p].number);
 					failed++;
@@ -218,8 +229,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	}
 	printf("%s: %u entries, %u splices (%s, together), %u failed, %.1f s\n", module_path, nentries,
 	       n, tname, failed, now_seconds() - t0);
-	mod_free(m0);
-	map_close(&mf);
+	cmd_unload_module(&lm);
 	err_release(&e);
 	return failed ? EXIT_ERROR : EXIT_OK;
 }
@@ -228,26 +238,14 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
                        const char *check, const char *arch_opt)
 {
 	Err e = ERR_INIT;
-	MapFile mf;
-	if (map_open(&mf, module_path, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
-		err_release(&e);
+	LoadedModule lm;
+	if (cmd_load_module(module_path, &lm) < 0)
 		return EXIT_ERROR;
-	}
-	double t0 = now_seconds();
-	Module *m = ptx_parse(module_path, mf.p, mf.n, &e);
-	double t_parse = now_seconds() - t0;
-	if (!m) {
-		cmd_fail("%s", err_msg(&e));
-		err_release(&e);
-		map_close(&mf);
-		return EXIT_ERROR;
-	}
-	char arch[64] = "";
-	if (arch_opt)
-		snprintf(arch, sizeof arch, "%s", arch_opt);
-	else
-		splice_module_arch(m, arch, sizeof arch);
+	double t_parse = lm.parse_s;
+	const Module *m = lm.m;
+	const MapFile mf = lm.mf;
+	char arch[64];
+	check_arch(m, arch_opt, arch);
 	unsigned n = 0, failed = 0;
 	double t_splice = 0, t_max = 0;
 	for (size_t fi = 0; fi < m->funcs.n; fi++) {
@@ -257,16 +255,10 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 		Str fname = mod_str(m, f->name);
 		if (entry_opt && !str_eqc(fname, entry_opt))
 			continue;
-		if (!f->nstmt)
-			continue;
 		char *ename = xstrndup(fname.p, fname.n);
-		Dataflow *df = df_build(m, f, &e);
-		PhaseList pl = {0};
-		if (!df || ana_phases(df, 0, &pl, &e) < 0) {
-			printf("FAIL  %s: %s\n", ename, err_msg(&e));
+		PhaseList pl;
+		if (entry_phases(m, f, ename, &pl, &e) < 0) {
 			failed++;
-			if (df)
-				df_free(df);
 			free(ename);
 			continue;
 		}
@@ -290,10 +282,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				why = err_msg(&e);
 			else {
 				/* bytes outside the region are the input's */
-				size_t pre = res.region_off;
-				size_t suf = res.text.n - res.region_off - res.region_len;
-				if (pre + suf > mf.n || memcmp(res.text.p, mf.p, pre) ||
-				    memcmp(res.text.p + res.text.n - suf, mf.p + mf.n - suf, suf))
+				if (!outside_kept(&res, mf.p, mf.n))
 					why = "bytes outside the cut changed";
 				else if (!strcmp(check, "ptxas")) {
 					int pr = splice_ptxas(res.text.p, res.text.n, arch, ename, &res, module_path,
@@ -318,14 +307,12 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			splice_result_release(&res);
 		}
 		phases_release(&pl);
-		df_free(df);
 		free(ename);
 	}
 	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed; splice mean %.2f ms, max "
 	       "%.2f ms (%.2fx the parse)\n", module_path, mf.n, t_parse * 1e3, n, tname, failed,
 	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3, t_parse > 0 ? t_max / t_parse : 0.0);
-	mod_free(m);
-	map_close(&mf);
+	cmd_unload_module(&lm);
 	err_release(&e);
 	return failed ? EXIT_ERROR : EXIT_OK;
 }

@@ -276,20 +276,6 @@ void frame_diff_describe(const FrameLayout *lay, const FrameDiff *d, StrBuf *sb)
 	}
 }
 
-static void json_str(StrBuf *sb, const char *s)
-{
-	sb_addc(sb, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			sb_addf(sb, "\\%c", c);
-		else if (c < 0x20)
-			sb_addf(sb, "\\u%04x", c);
-		else
-			sb_addc(sb, (char)c);
-	}
-	sb_addc(sb, '"');
-}
 
 void frame_diff_json(const FrameLayout *lay, const FrameDiff *d, StrBuf *sb)
 {
@@ -300,7 +286,7 @@ void frame_diff_json(const FrameLayout *lay, const FrameDiff *d, StrBuf *sb)
 		sb_addf(sb, ", \"first_difference\": {\"offset\": %" PRId64, d->first_off);
 		if (d->first_output >= 0) {
 			sb_adds(sb, ", \"output\": ");
-			json_str(sb, lay->v[d->first_output].name);
+			sb_add_json(sb, lay->v[d->first_output].name);
 			sb_addf(sb, ", \"output_offset\": %" PRId64,
 			        d->first_off - (int64_t)lay->v[d->first_output].off);
 			if (d->first_x >= 0)
@@ -315,7 +301,7 @@ void frame_diff_json(const FrameLayout *lay, const FrameDiff *d, StrBuf *sb)
 			const FrameOutputDiff *od = &d->outs[i];
 			const FrameOutput *o = &lay->v[i];
 			sb_adds(sb, i ? ", {\"name\": " : "{\"name\": ");
-			json_str(sb, o->name);
+			sb_add_json(sb, o->name);
 			sb_addf(sb, ", \"format\": \"%s\", \"differing_bytes\": %" PRIu64
 			            ", \"differing_elements\": %" PRIu64,
 			        mf_format_name(o->format ? o->format : MF_U8), od->bytes_differ,

@@ -333,13 +333,12 @@ static int skip_special(Parser *P, const char **pp)
 }
 
 /*
- * until_semicolon := { string | '{' ... '}' | any } ';'
- * Skips through the ';' that ends a directive at brace depth 0 (initialisers
- * hold braces and commas).  Stops with an error at a '}' that would close an
- * enclosing scope.  Data initialisers can be megabytes, so the plain bytes
+ * From P->p over balanced braces, comments and strings: to just after the
+ * ';' at depth 0 (`semi`), or just after the '}' that closes the first '{'
+ * (not `semi`).  Data initialisers can be megabytes, so the plain bytes
  * between the characters that matter are skipped in a tight loop.
  */
-static int skip_to_semicolon(Parser *P, const char *start)
+static int skip_balanced(Parser *P, const char *start, bool semi)
 {
 	int depth = 0;
 	const char *p = P->p, *end = P->end;
@@ -358,22 +357,37 @@ static int skip_to_semicolon(Parser *P, const char *start)
 			depth++;
 			p++;
 		} else if (c == '}') {
-			if (depth == 0) {
+			if (semi && depth == 0) {
 				P->p = p;
 				return fail_at(P, p, "expected ';' before '}'");
 			}
-			depth--;
 			p++;
+			if (--depth == 0 && !semi) {
+				P->p = p;
+				return 0;
+			}
 		} else { /* ';' */
 			p++;
-			if (depth == 0) {
+			if (semi && depth == 0) {
 				P->p = p;
 				return 0;
 			}
 		}
 	}
 	P->p = p;
-	return fail_at(P, start, "unterminated directive: no ';' before the end of the file");
+	return fail_at(P, start, semi ? "unterminated directive: no ';' before the end of the file"
+	                              : "unterminated section: no closing '}'");
+}
+
+/*
+ * until_semicolon := { string | '{' ... '}' | any } ';'
+ * Skips through the ';' that ends a directive at brace depth 0 (initialisers
+ * hold braces and commas).  Stops with an error at a '}' that would close an
+ * enclosing scope.
+ */
+static int skip_to_semicolon(Parser *P, const char *start)
+{
+	return skip_balanced(P, start, true);
 }
 
 /* section := '.section' name '{' balanced '}' */
@@ -387,33 +401,7 @@ static int skip_block(Parser *P, const char *start)
 		return -1;
 	if (peek(P) != '{')
 		return fail_at(P, P->p, "expected '{' to open the section");
-	int depth = 0;
-	const char *p = P->p, *end = P->end;
-	for (;;) {
-		p = skip_plain(p, end);
-		if (p >= end)
-			break;
-		int c = (unsigned char)*p;
-		if (c == '\n') {
-			P->line++;
-			p++;
-		} else if (c == '/' || c == '"') {
-			if (skip_special(P, &p) < 0)
-				return -1;
-		} else if (c == '{') {
-			depth++;
-			p++;
-		} else if (c == '}') {
-			p++;
-			if (--depth == 0) {
-				P->p = p;
-				return 0;
-			}
-		} else
-			p++;
-	}
-	P->p = p;
-	return fail_at(P, start, "unterminated section: no closing '}'");
+	return skip_balanced(P, start, false);
 }
 
 /* ---- operands ------------------------------------------------------------ */
