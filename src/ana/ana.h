@@ -262,10 +262,41 @@ typedef struct {
 	size_t n;
 } PhaseList;
 
-/* Finds the phases of the dataflow's function: maximal runs of consecutive
- * mma statements, allowing up to `gap` non-mma statements between two mma of
- * one phase (0: seed 002's definition).  Fills gemm fields, operand sources
- * and epilogues.  Returns 0 or -1. */
+/*
+ * The phases of f by their definition alone, from the statement flags and
+ * labels (no dataflow): maximal runs of mma statements in which two
+ * consecutive mma are at most `gap` other statements apart (0: seed 002's
+ * definition, runs of consecutive mma), and their epilogues: up to the next
+ * phase, and after the last one up to the next label, bra, brx, ret or exit
+ * (not included).  Fills number, first, last, mma, epi_first and epi_last
+ * of each phase; every other field is zero.  Release with phases_release.
+ */
+void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out);
+/*
+ * The statement range of phase n (1-based) of f, as ana_phase_find defines
+ * it: [*first, *last] holds its mma statements, and with_epilogue extends
+ * *last to the end of its epilogue (an empty epilogue leaves the phase's
+ * own range).  Scans the statement flags only as far as phase n and its
+ * epilogue reach.  Returns 0, or -1 when f has fewer than n phases (or n is
+ * 0); *nphases (if given) gets how many phases were scanned, which on -1 is
+ * every phase of f.
+ */
+int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
+                    bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases);
+/* The last statement of a cut of phase p: p->last, or with its epilogue
+ * the epilogue's last statement (p->last when the epilogue is empty). */
+uint32_t phase_cut_last(const Phase *p, bool with_epilogue);
+/* mma statements (the parser's class: mma.sync, mma.sp, wmma.mma,
+ * wgmma.mma_async) in statements [first, last] of f. */
+uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* The first mma statement in [first, last] of f, or -1. */
+int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* Does f hold an mma statement? */
+bool ana_func_has_mma(const Module *m, const Func *f);
+
+/* Finds the phases of the dataflow's function (ana_phase_find) and fills
+ * their gemm fields, operand sources and epilogue operations.  Returns 0
+ * or -1. */
 int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e);
 void phases_release(PhaseList *pl);
 

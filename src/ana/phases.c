@@ -648,63 +648,171 @@ static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
 	}
 }
 
+/* ---- what a phase is ------------------------------------------------------ */
+
+/*
+ * The definition (d4r-splice(1), Definitions), in the one place that
+ * applies it: a phase is a maximal run of mma statements in which two
+ * consecutive mma are at most `gap` other statements apart (gap 0: a run
+ * of consecutive mma).  Its epilogue is the statements after it up to the
+ * next phase; after the last phase, up to the end of the straight-line
+ * region that follows (the next label, or the next bra/brx/ret/exit, not
+ * included).  Both need the statement flags and the labels only, so the
+ * ranges cost one pass over the flags, and a caller that wants phase N
+ * stops scanning once phase N and its epilogue are known.
+ */
+
+static bool stmt_is_mma(const Module *m, const Func *f, uint32_t i)
+{
+	return (func_stmt(m, f, i)->flags & STMT_MMA) != 0;
+}
+
+/* The first phase whose first mma is at or after statement `from`: first,
+ * last and mma of *p; false when there is none. */
+static bool scan_phase(const Module *m, const Func *f, unsigned gap, uint32_t from,
+                       Phase *p)
+{
+	uint32_t i = from;
+	while (i < f->nstmt && !stmt_is_mma(m, f, i))
+		i++;
+	if (i >= f->nstmt)
+		return false;
+	p->first = p->last = i;
+	p->mma = 1;
+	for (uint32_t j = i + 1; j < f->nstmt && j - p->last <= gap + 1; j++)
+		if (stmt_is_mma(m, f, j)) {
+			p->last = j;
+			p->mma++;
+		}
+	return true;
+}
+
+/* The epilogue of the last phase p: up to the next label after it, or the
+ * next bra/brx/ret/exit before that, whichever comes first. */
+static void last_epilogue(const Module *m, const Func *f, Phase *p)
+{
+	uint32_t end = f->nstmt;
+	for (uint32_t l = 0; l < f->nlabel; l++) {
+		uint32_t ls = m->labels.v[f->label0 + l].stmt;
+		if (ls > p->last && ls < end)
+			end = ls;
+	}
+	for (uint32_t st = p->last + 1; st < end; st++) {
+		const Stmt *s = func_stmt(m, f, st);
+		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET ||
+		    s->op == OP_EXIT) {
+			end = st;
+			break;
+		}
+	}
+	p->epi_first = p->last + 1;
+	p->epi_last = end - 1;
+}
+
+void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out)
+{
+	memset(out, 0, sizeof(*out));
+	VEC(Phase) ph = {0};
+	Phase p = {0};
+	uint32_t from = 0;
+	while (scan_phase(m, f, gap, from, &p)) {
+		if (ph.n) /* the one before ends where this one starts */
+			ph.v[ph.n - 1].epi_last = p.first - 1;
+		p.number = (uint32_t)ph.n + 1;
+		p.epi_first = p.last + 1;
+		VEC_PUSH(ph, p);
+		from = p.last + 1;
+		memset(&p, 0, sizeof p);
+	}
+	if (ph.n)
+		last_epilogue(m, f, &ph.v[ph.n - 1]);
+	out->v = ph.v;
+	out->n = ph.n;
+}
+
+int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
+                    bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases)
+{
+	Phase p = {0}, next;
+	uint32_t k = 0, from = 0;
+	while ((k < n || !n) && scan_phase(m, f, gap, from, &p)) {
+		k++;
+		from = p.last + 1;
+	}
+	if (!n || k < n) {
+		if (nphases)
+			*nphases = k;
+		return -1;
+	}
+	*first = p.first;
+	if (with_epilogue) {
+		p.epi_first = p.last + 1;
+		if (scan_phase(m, f, gap, p.last + 1, &next))
+			p.epi_last = next.first - 1;
+		else
+			last_epilogue(m, f, &p);
+	}
+	*last = phase_cut_last(&p, with_epilogue);
+	if (nphases)
+		*nphases = k;
+	return 0;
+}
+
+uint32_t phase_cut_last(const Phase *p, bool with_epilogue)
+{
+	return with_epilogue && p->epi_last >= p->epi_first ? p->epi_last : p->last;
+}
+
+uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last)
+{
+	uint32_t n = 0;
+	for (uint32_t i = first; i <= last && i < f->nstmt; i++)
+		n += stmt_is_mma(m, f, i);
+	return n;
+}
+
+int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last)
+{
+	for (uint32_t i = first; i <= last && i < f->nstmt; i++)
+		if (stmt_is_mma(m, f, i))
+			return i;
+	return -1;
+}
+
+bool ana_func_has_mma(const Module *m, const Func *f)
+{
+	return f->nstmt && ana_mma_first(m, f, 0, f->nstmt - 1) >= 0;
+}
+
 /* ---- the locator ---------------------------------------------------------- */
 
 int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
-	memset(out, 0, sizeof(*out));
-	VEC(Phase) ph = {0};
-	VEC(uint32_t) all = {0};   /* mma statement indices, phase by phase */
-	VEC(uint32_t) start = {0}; /* index into all where each phase begins */
-	uint32_t last_mma = 0;
-	for (uint32_t i = 0; i < f->nstmt; i++) {
-		if (!(func_stmt(m, f, i)->flags & STMT_MMA))
-			continue;
-		if (!ph.n || i - last_mma > gap + 1) {
-			Phase p = {0};
-			p.number = (uint32_t)ph.n + 1;
-			p.first = i;
-			VEC_PUSH(ph, p);
-			VEC_PUSH(start, (uint32_t)all.n);
-		}
-		ph.v[ph.n - 1].last = i;
-		ph.v[ph.n - 1].mma++;
-		VEC_PUSH(all, i);
-		last_mma = i;
-	}
-	VEC_PUSH(start, (uint32_t)all.n);
+	PhaseList found;
+	ana_phase_find(m, f, gap, &found);
+	Phase *ph = found.v;
+	size_t nph = found.n;
+	/* the mma statements, phase by phase: all[start[p] .. start[p + 1]) */
+	VEC(uint32_t) all = {0};
+	uint32_t *start = xmalloc((nph + 1) * sizeof(uint32_t));
 	int32_t *phase_of = xcalloc(f->nstmt + 1, sizeof(int32_t));
-	for (size_t p = 0; p < ph.n; p++)
-		for (uint32_t k = start.v[p]; k < start.v[p + 1]; k++)
-			phase_of[all.v[k]] = (int32_t)ph.v[p].number;
+	for (size_t p = 0; p < nph; p++) {
+		start[p] = (uint32_t)all.n;
+		for (uint32_t i = ph[p].first; i <= ph[p].last; i++)
+			if (stmt_is_mma(m, f, i)) {
+				VEC_PUSH(all, i);
+				phase_of[i] = (int32_t)ph[p].number;
+			}
+	}
+	start[nph] = (uint32_t)all.n;
 	Slice sl = {df, phase_of, xcalloc(f->nstmt + 1, sizeof(uint32_t)), 1, NULL, 0, 0, 0, 0, 0, 0};
 	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
-	for (size_t p = 0; p < ph.n; p++) {
-		Phase *P = &ph.v[p];
-		const uint32_t *mm = all.v + start.v[p];
-		uint32_t nm = start.v[p + 1] - start.v[p];
-		/* epilogue */
-		P->epi_first = P->last + 1;
-		if (p + 1 < ph.n) {
-			P->epi_last = ph.v[p + 1].first - 1;
-		} else {
-			uint32_t end = f->nstmt; /* next label, branch or ret */
-			for (uint32_t l = 0; l < f->nlabel; l++) {
-				uint32_t ls = m->labels.v[f->label0 + l].stmt;
-				if (ls > P->last && ls < end)
-					end = ls;
-			}
-			for (uint32_t st = P->epi_first; st < end; st++) {
-				const Stmt *s = func_stmt(m, f, st);
-				if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET || s->op == OP_EXIT) {
-					end = st;
-					break;
-				}
-			}
-			P->epi_last = end - 1;
-		}
+	for (size_t p = 0; p < nph; p++) {
+		Phase *P = &ph[p];
+		const uint32_t *mm = all.v + start[p];
+		uint32_t nm = start[p + 1] - start[p];
 		/* chains, tiles */
 		uint8_t *chained = xcalloc(nm + 1, 1);
 		uint32_t run = 1, best = 1;
@@ -750,22 +858,21 @@ int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 		P->chains = P->mma / best;
 		P->k = P->inst_k * best;
 		P->banded = P->m_tiles * P->n_tiles != P->mma;
-		classify_a(df, P, mm, nm, phase_of, &sl, ph.v);
+		classify_a(df, P, mm, nm, phase_of, &sl, ph);
 		classify_c(df, P, mm, nm, chained, phase_of);
 		classify_b(df, P, mm, nm);
 		free(chained);
 	}
-	for (size_t p = 0; p < ph.n; p++)
-		classify_epilogue(df, &ph.v[p], p + 1 < ph.n ? &ph.v[p + 1] : NULL);
+	for (size_t p = 0; p < nph; p++)
+		classify_epilogue(df, &ph[p], p + 1 < nph ? &ph[p + 1] : NULL);
 	sb_release(&a);
 	sb_release(&b);
 	free(sl.seen);
 	free(sl.stack);
 	free(phase_of);
+	free(start);
 	VEC_FREE(all);
-	VEC_FREE(start);
-	out->v = ph.v;
-	out->n = ph.n;
+	*out = found;
 	(void)e;
 	return 0;
 }
