@@ -67,7 +67,7 @@ typedef struct {
 } Memo;
 
 typedef struct {
-	const Dataflow *df;
+	Dataflow *df;
 	const Module *m;
 	unsigned steps;
 	const char *why;
@@ -743,9 +743,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out);
+static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out);
 
-int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
+int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out)
 {
 	memset(out, 0, sizeof *out);
 	if (stmt >= df_func(df)->nstmt)
@@ -759,7 +759,7 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
 	return memo->state[stmt] - 2;
 }
 
-static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out)
+static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out)
 {
 	memset(out, 0, sizeof *out);
 	const Module *m = df_module(df);

@@ -49,13 +49,13 @@ const Func *df_func(const Dataflow *df);
 uint32_t df_nregs(const Dataflow *df);
 const RegInfo *df_reg(const Dataflow *df, uint32_t reg);
 /* Register id of a name, or -1 if the function has no such register. */
-int64_t df_reg_find(const Dataflow *df, Str name);
+int64_t df_reg_find(Dataflow *df, Str name);
 /* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
-int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index);
+int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
 
 /* Registers defined / used by statement i (ids, in operand order). */
 const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
-const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n);
+const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
 
 enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
 /*
@@ -66,13 +66,13 @@ enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
  * one before it (both reach: DF_DEF_MANY), and the function entry counts as
  * a definition (defined on one path only: DF_DEF_MANY).
  */
-int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg);
+int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Is `reg` live just after statement `stmt` (read later on some path before
  * being redefined)? */
-bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg);
+bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Statements that use the value `reg` defined at `stmt` (def-use chain);
  * returns the count and fills at most `max` indices (ascending, distinct). */
-uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+uint32_t df_uses_of(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
                     uint32_t max);
 
 /* Additions (dataflow.c): */
@@ -81,9 +81,9 @@ uint32_t df_nstmt(const Dataflow *df);
  * the definition replaces the whole value (false for a guarded definition
  * or a vector-element write). */
 bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
-bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg);
+bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Operand names one element of a vector register ("%v.x"). */
-bool df_opd_partial(const Dataflow *df, uint32_t opd_index);
+bool df_opd_partial(Dataflow *df, uint32_t opd_index);
 /* A .func parameter declared in .reg space (defined by the caller). */
 bool df_reg_is_param(const Dataflow *df, uint32_t reg);
 /* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
@@ -93,7 +93,7 @@ void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_
 const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
 const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
 /* Is `reg` live on entry to block `block`? */
-bool df_live_in_block(const Dataflow *df, uint32_t block, uint32_t reg);
+bool df_live_in_block(Dataflow *df, uint32_t block, uint32_t reg);
 
 /* ---- the cut interface --------------------------------------------------- */
 
@@ -125,7 +125,7 @@ MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt);
  * (*space, if given, gets its state space), or something else (a
  * parameter, a function, an undeclared name). */
 enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
-int df_name_kind(const Dataflow *df, Str name, Space *space);
+int df_name_kind(Dataflow *df, Str name, Space *space);
 /* An unsized `.extern .shared` array (dynamic shared memory). */
 bool df_var_unsized(const Dataflow *df, Str name);
 
@@ -156,7 +156,7 @@ typedef struct {
  * at most one pair per statement of the range: (store, the first later
  * load that may read it) or (load, the nearest earlier store of the range
  * it may read). */
-int df_cut(const Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
+int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
 /* Bytes per warp the registers carry across a cut: register bits (a
  * predicate counts as 8) x vector width x 32 lanes, summed. */
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
@@ -202,7 +202,7 @@ typedef struct {
  * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
  * guess), -1 when the statement has no address operand.
  */
-int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
+int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
 /* Addition: are two resolved accesses provably disjoint?  Different
  * symbols are; the same base with no variable part and non-overlapping
  * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
@@ -220,7 +220,7 @@ typedef struct {
 	void *tval;      /* addr.c's terms, parallel to tkey */
 	uint32_t tcap, tn;
 } DfAddrMemo;
-DfAddrMemo *df_addr_memo(const Dataflow *df);
+DfAddrMemo *df_addr_memo(Dataflow *df);
 
 /* ---- phases -------------------------------------------------------------- */
 
@@ -297,7 +297,7 @@ bool ana_func_has_mma(const Module *m, const Func *f);
 /* Finds the phases of the dataflow's function (ana_phase_find) and fills
  * their gemm fields, operand sources and epilogue operations.  Returns 0
  * or -1. */
-int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e);
+int ana_phases(Dataflow *df, unsigned gap, PhaseList *out, Err *e);
 void phases_release(PhaseList *pl);
 
 /* The phases of one function, as ana_phases_funcs gives them. */

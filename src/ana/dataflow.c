@@ -58,8 +58,10 @@
  *    a bra to a label declared in several scopes may go to any of them.
  *  - The function entry counts as a definition for reaching definitions: a
  *    value defined on one path and undefined on another is DF_DEF_MANY.
- *  - Queries memoise into the Dataflow: it is not safe to query one
- *    Dataflow from two threads at once.
+ *  - Queries memoise into the Dataflow, so the ones that do take a
+ *    `Dataflow *` (df_uses, df_reaching_def, df_live_after, df_cut, ...)
+ *    and the read-only accessors a `const Dataflow *`.  It is not safe to
+ *    query one Dataflow from two threads at once.
  */
 #include "ana.h"
 
@@ -189,7 +191,7 @@ struct Dataflow {
 	uint32_t *dom_pre, *dom_post; /* dominator tree numbers: see build_dom */
 	VEC(uint32_t) lwork;       /* solve_reg's work list */
 
-	/* query state (mutable behind const: see the file comment) */
+	/* query state: the queries that fill it take a Dataflow, not a const one */
 	uint32_t *mark;
 	uint32_t epoch;
 	MemoEnt *memo;
@@ -821,9 +823,8 @@ enum { UNSEEN = UINT32_MAX };
  * the whole function (whose uses are most of its operands).  The array
  * `uses` was sized for every operand of the function, so pointers into it
  * stay valid while more statements are collected. */
-static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
+static const uint32_t *stmt_uses(Dataflow *df, uint32_t si, uint32_t *n)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	if (df->use_at[si] == UNSEEN) {
 		if (df->uses_last != UINT32_MAX && si < df->uses_last)
 			df->uses_shuffled = true;
@@ -843,9 +844,8 @@ static const uint32_t *stmt_uses(const Dataflow *cdf, uint32_t si, uint32_t *n)
 }
 
 /* Collects the uses of every statement not collected yet. */
-static void all_uses(const Dataflow *cdf)
+static void all_uses(Dataflow *df)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	uint32_t n;
 	for (uint32_t i = 0; df->uses_todo && i < df->nstmt; i++)
 		(void)stmt_uses(df, i, &n);
@@ -1003,8 +1003,8 @@ static inline void bit_clr(uint64_t *s, uint32_t i)
 	s[i >> 6] &= ~(1ull << (i & 63));
 }
 
-static void need_uses(const Dataflow *cdf);
-static void need_reg(const Dataflow *df, uint32_t reg);
+static void need_uses(Dataflow *df);
+static void need_reg(Dataflow *df, uint32_t reg);
 static void need_kills(Dataflow *df);
 
 /*
@@ -1077,9 +1077,8 @@ static void solve_reg(Dataflow *df, uint32_t r)
 }
 
 /* The live-in / live-out bitset over blocks of reg, solved on demand. */
-static const uint64_t *live_set(const Dataflow *cdf, uint32_t reg, bool out)
+static const uint64_t *live_set(Dataflow *df, uint32_t reg, bool out)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	solve_reg(df, reg);
 	return (out ? df->live_out : df->live_in) + (size_t)reg * df->words;
 }
@@ -1144,9 +1143,8 @@ static void drop_uses(Dataflow *df)
 	df->live_in = df->live_out = df->solved = NULL;
 }
 
-static void need_uses(const Dataflow *cdf)
+static void need_uses(Dataflow *df)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	if (df->uses_full)
 		return;
 	all_uses(df);
@@ -1185,7 +1183,7 @@ static bool uses_known(const Dataflow *df, uint32_t reg)
 	return df->uses_full || (df->ruse_for && reg < df->nbuilt && bit_get(df->ruse_for, reg));
 }
 
-static void need_reg(const Dataflow *df, uint32_t reg)
+static void need_reg(Dataflow *df, uint32_t reg)
 {
 	if (!uses_known(df, reg))
 		need_uses(df);
@@ -1537,15 +1535,14 @@ const RegInfo *df_reg(const Dataflow *df, uint32_t reg)
 	return reg < df->regs.n ? &df->regs.v[reg] : NULL;
 }
 
-int64_t df_reg_find(const Dataflow *df, Str name)
+int64_t df_reg_find(Dataflow *df, Str name)
 {
-	/* lookup may enter a range member or special register: logically const */
-	return lookup((Dataflow *)df, name.p, name.n, NULL);
+	return lookup(df, name.p, name.n, NULL);
 }
 
 /* Makes sure operand i (function-relative) has been looked up: operands
  * read by their statement are looked up with its uses. */
-static void see_opd(const Dataflow *df, uint32_t i)
+static void see_opd(Dataflow *df, uint32_t i)
 {
 	if (df->opd_seen[i] || !df->uses_todo)
 		return;
@@ -1564,7 +1561,7 @@ static void see_opd(const Dataflow *df, uint32_t i)
 		(void)stmt_uses(df, lo, &n);
 }
 
-int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index)
+int64_t df_opd_reg(Dataflow *df, uint32_t opd_index)
 {
 	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
 		return -1;
@@ -1572,7 +1569,7 @@ int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index)
 	return df->opdreg[opd_index - df->opd0];
 }
 
-bool df_opd_partial(const Dataflow *df, uint32_t opd_index)
+bool df_opd_partial(Dataflow *df, uint32_t opd_index)
 {
 	if (opd_index < df->opd0 || opd_index - df->opd0 >= df->nopd)
 		return false;
@@ -1585,9 +1582,8 @@ bool df_reg_is_param(const Dataflow *df, uint32_t reg)
 	return reg < df->regparam.n && df->regparam.v[reg];
 }
 
-DfAddrMemo *df_addr_memo(const Dataflow *cdf)
+DfAddrMemo *df_addr_memo(Dataflow *df)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	if (!df->addr.state) {
 		df->addr.addr = xmalloc((df->nstmt + 1) * sizeof(Addr));
 		df->addr.state = xcalloc(df->nstmt + 1, 1);
@@ -1595,9 +1591,9 @@ DfAddrMemo *df_addr_memo(const Dataflow *cdf)
 	return &df->addr;
 }
 
-int df_name_kind(const Dataflow *df, Str name, Space *space)
+int df_name_kind(Dataflow *df, Str name, Space *space)
 {
-	if (lookup((Dataflow *)df, name.p, name.n, NULL) >= 0)
+	if (lookup(df, name.p, name.n, NULL) >= 0)
 		return DF_NAME_REG;
 	NameEnt *e = ht_find(df, name.p, name.n);
 	if (e->p && e->kind == NK_LABEL)
@@ -1626,7 +1622,7 @@ const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n)
 	return df->defs.v + df->def_off[stmt];
 }
 
-const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n)
+const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n)
 {
 	if (stmt >= df->nstmt) {
 		*n = 0;
@@ -1648,7 +1644,7 @@ bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kill
 	return false;
 }
 
-bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg)
+bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg)
 {
 	if (stmt >= df->nstmt)
 		return false;
@@ -1937,9 +1933,8 @@ static bool dominates(Dataflow *df, uint32_t a, uint32_t b)
 }
 
 /* All definitions of reg reaching the use at stmt. */
-static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
+static Reach reach_at(Dataflow *df, uint32_t stmt, uint32_t reg)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	Reach r = {0};
 	if (reg >= df->ndef_regs)
 		return r; /* first named by a use: nothing defines it */
@@ -1961,7 +1956,7 @@ static Reach reach_at(const Dataflow *cdf, uint32_t stmt, uint32_t reg)
 	return r;
 }
 
-int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg)
+int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg)
 {
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
 		return DF_DEF_NONE;
@@ -1984,7 +1979,7 @@ static uint32_t next_in(const uint32_t *off, const uint32_t *list, uint32_t reg,
 }
 
 /* Is reg live at the start of statement s (s < end of its block)? */
-static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
+static bool live_before(Dataflow *df, uint32_t s, uint32_t reg)
 {
 	need_reg(df, reg);
 	uint32_t b = df->blk_of[s], end = df->blk_start[b + 1];
@@ -2001,7 +1996,7 @@ static bool live_before(const Dataflow *df, uint32_t s, uint32_t reg)
 	return bit_get(live_set(df, reg, true), b);
 }
 
-bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
+bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg)
 {
 	need_reg(df, reg);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
@@ -2012,7 +2007,7 @@ bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg)
 	return bit_get(live_set(df, reg, true), b);
 }
 
-bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
+bool df_live_in_block(Dataflow *df, uint32_t b, uint32_t reg)
 {
 	need_reg(df, reg);
 	return b < df->nblk && reg < df->nbuilt && bit_get(live_set(df, reg, false), b);
@@ -2020,7 +2015,7 @@ bool df_live_in_block(const Dataflow *df, uint32_t b, uint32_t reg)
 
 /* Uses of reg in [from, end of block) up to and including the first kill;
  * returns true if a kill ended the scan.  Calls add for each use. */
-static bool scan_fwd(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t end,
+static bool scan_fwd(Dataflow *df, uint32_t reg, uint32_t from, uint32_t end,
                      void (*add)(void *, uint32_t), void *ctx)
 {
 	need_reg(df, reg);
@@ -2040,10 +2035,9 @@ static bool scan_fwd(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t e
 
 /* Forward search from just after stmt over every path: calls add for every
  * use the value live there reaches. */
-static void uses_after(const Dataflow *cdf, uint32_t stmt, uint32_t reg,
+static void uses_after(Dataflow *df, uint32_t stmt, uint32_t reg,
                        void (*add)(void *, uint32_t), void *ctx)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	uint32_t b = df->blk_of[stmt];
 	if (scan_fwd(df, reg, stmt + 1, df->blk_start[b + 1], add, ctx))
 		return;
@@ -2087,7 +2081,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
+uint32_t df_uses_of(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)
 {
 	need_reg(df, reg);
 	if (stmt >= df->nstmt || reg >= df->nbuilt)
@@ -2125,7 +2119,7 @@ static void add_first(void *ctx, uint32_t u)
 
 /* First use (in statement order after `last`, else the smallest) of the value
  * of reg live after `last`, or UINT32_MAX. */
-static uint32_t first_use_after(const Dataflow *df, uint32_t last, uint32_t reg)
+static uint32_t first_use_after(Dataflow *df, uint32_t last, uint32_t reg)
 {
 	FirstUse f = {UINT32_MAX, last, UINT32_MAX};
 	uses_after(df, last, reg, add_first, &f);
@@ -2326,7 +2320,7 @@ static bool spaces_alias(Space a, Space b)
 
 /* The resolved address of stmt, or NULL (addr_resolve caches it in df, so
  * the pointer stays valid while df lives). */
-static const Addr *cached_addr(const Dataflow *df, uint32_t stmt)
+static const Addr *cached_addr(Dataflow *df, uint32_t stmt)
 {
 	Addr a;
 	if (addr_resolve(df, stmt, &a) != 1)
@@ -2342,7 +2336,7 @@ typedef struct {
 	bool opaque;       /* call or cp.*: never provably disjoint */
 } MemAcc;
 
-static MemAcc mem_acc(const Dataflow *df, uint32_t stmt, MemEffect me)
+static MemAcc mem_acc(Dataflow *df, uint32_t stmt, MemEffect me)
 {
 	uint16_t op = func_stmt(df->m, df->f, stmt)->op;
 	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP};
@@ -2427,9 +2421,8 @@ static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t
 		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
 }
 
-int df_cut(const Dataflow *cdf, uint32_t first, uint32_t last, CutInterface *out, Err *e)
+int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e)
 {
-	Dataflow *df = (Dataflow *)cdf;
 	memset(out, 0, sizeof *out);
 	out->first = first;
 	out->last = last;

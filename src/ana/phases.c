@@ -55,7 +55,7 @@ static void compact(const Module *m, const Operand *o, StrBuf *out)
 }
 
 /* Registers of a leaf or vector operand (sinks and immediates skipped). */
-static unsigned tuple_regs(const Dataflow *df, uint32_t oi, uint32_t *regs, unsigned max)
+static unsigned tuple_regs(Dataflow *df, uint32_t oi, uint32_t *regs, unsigned max)
 {
 	const Module *m = df_module(df);
 	const Operand *o = &m->opds.v[oi];
@@ -112,7 +112,7 @@ static void shape_of(const Module *m, const Stmt *s, Phase *ph)
 /* ---- backward slices ------------------------------------------------------ */
 
 typedef struct {
-	const Dataflow *df;
+	Dataflow *df;
 	const int32_t *phase_of;   /* stmt -> phase number (0 if none) */
 	uint32_t *seen;            /* per statement: the slice that saw it last */
 	uint32_t epoch;            /* this slice's number */
@@ -226,7 +226,7 @@ static int is_zero_mov(const Module *m, const Stmt *s)
 }
 
 /* Position of `reg` among the defined registers of a load's destination. */
-static unsigned dest_index(const Dataflow *df, uint32_t st, uint32_t reg)
+static unsigned dest_index(Dataflow *df, uint32_t st, uint32_t reg)
 {
 	uint32_t n;
 	const uint32_t *d = df_defs(df, st, &n);
@@ -251,7 +251,7 @@ static void push_unique(I64Vec *v, int64_t x)
 }
 
 
-static void classify_a(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+static void classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
                        const int32_t *phase_of, Slice *sl, const Phase *phases)
 {
 	const Module *m = df_module(df);
@@ -328,7 +328,7 @@ static void classify_a(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 	sb_release(&tmp);
 }
 
-static void classify_c(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
                        const uint8_t *chained, const int32_t *phase_of)
 {
 	const Module *m = df_module(df);
@@ -392,7 +392,7 @@ static void classify_c(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 		qsort(ph->c_bytes.v, ph->c_bytes.n, sizeof(int64_t), cmp_i64);
 }
 
-static void classify_b(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
+static void classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -473,7 +473,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void feeds_build(const Dataflow *df, const Phase *next, int which, Feeds *fd)
+static void feeds_build(Dataflow *df, const Phase *next, int which, Feeds *fd)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -499,7 +499,7 @@ static void feeds_build(const Dataflow *df, const Phase *next, int which, Feeds 
 
 /* Does the value defined at def_stmt reach operand `which` of an mma of the
  * next phase? */
-static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int which, Feeds *fd)
+static int feeds(Dataflow *df, const Phase *next, uint32_t def_stmt, int which, Feeds *fd)
 {
 	if (!next)
 		return 0;
@@ -522,7 +522,7 @@ static void add_num(StrBuf *sb, uint32_t v)
 		sb_addc(sb, buf[--n]);
 }
 
-static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
+static void classify_epilogue(Dataflow *df, Phase *ph, const Phase *next)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -786,7 +786,7 @@ bool ana_func_has_mma(const Module *m, const Func *f)
 
 /* ---- the locator ---------------------------------------------------------- */
 
-int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
+int ana_phases(Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -922,8 +922,8 @@ static void *phases_worker(void *arg)
 
 static int by_size_desc(const void *a, const void *b, void *ctx)
 {
-	const Func *const *fns = ctx;
-	uint32_t x = fns[*(const uint32_t *)a]->nstmt, y = fns[*(const uint32_t *)b]->nstmt;
+	const PhaseJobs *q = ctx;
+	uint32_t x = q->fns[*(const uint32_t *)a]->nstmt, y = q->fns[*(const uint32_t *)b]->nstmt;
 	return x > y ? -1 : x < y;
 }
 
@@ -951,7 +951,7 @@ void ana_phases_funcs(const Module *m, const Func *const *fns, size_t n, unsigne
 		free(order);
 		return;
 	}
-	qsort_r(order, n, sizeof(uint32_t), by_size_desc, (void *)fns);
+	qsort_r(order, n, sizeof(uint32_t), by_size_desc, &q);
 	pthread_t *th = xmalloc(jobs * sizeof(pthread_t));
 	unsigned started = 0;
 	for (unsigned j = 1; j < jobs; j++)

@@ -14,9 +14,9 @@ static const char usage_str[] = "d4r-splice show MODULE [--entry NAME] (--phase 
                                 "[--epilogue] [--live] [--context K] [--gap N]";
 
 /* Prints the interface and memory effects of [a, b]; 0 or -1 with e set. */
-int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e);
+int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e);
 
-int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e)
+int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);

@@ -363,7 +363,7 @@ static bool in_cutregs(const CutReg *v, size_t n, uint32_t reg)
 	return false;
 }
 
-static int check_bindings(const Dataflow *df, const Template *t, const Recipe *r,
+static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
                           const CutInterface *cut, const char *entry, Err *e)
 {
 	const Module *m = df_module(df);
@@ -580,7 +580,7 @@ static bool idset_has(const IdSet *s, uint32_t id)
 }
 
 /* The built-in templates: the cut's own text, temporaries renamed. */
-static int render_builtin(const Dataflow *df, const CutInterface *cut, bool perturb,
+static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
                           const char *prefix, bool scoped, Region *rg, SpliceResult *res, Err *e)
 {
 	const Module *m = df_module(df);
