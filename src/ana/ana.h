@@ -95,6 +95,20 @@ const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
 /* Is `reg` live on entry to block `block`? */
 bool df_live_in_block(Dataflow *df, uint32_t block, uint32_t reg);
 
+/*
+ * A cache that an analysis built on the dataflow keeps per function (addr.c
+ * keeps the addresses it resolved and the values it met on the way):
+ * df_cache gives the cache of `type`, made by type->make on the first call,
+ * and df_free frees it with type->free.  The type is a static object of the
+ * analysis that owns the cache; the Dataflow stores the pointer and knows
+ * nothing of what it points to.
+ */
+typedef struct DfCacheType {
+	void *(*make)(Dataflow *df);
+	void (*free)(void *cache);
+} DfCacheType;
+void *df_cache(Dataflow *df, const DfCacheType *type);
+
 /* ---- the cut interface --------------------------------------------------- */
 
 typedef enum {
@@ -209,18 +223,9 @@ int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
  * across threads, so only .local accesses with the same var_key compare
  * offsets.  Anything else may alias (false). */
 bool addr_disjoint(const Addr *a, const Addr *b);
-/* Internal to addr.c: the per-statement results of addr_resolve, cached in
- * the Dataflow (allocated on first use, freed by df_free). */
-typedef struct {
-	Addr *addr;
-	int8_t *state; /* 0 not computed, else addr_resolve's result + 2 */
-	/* the value of a definition (statement, vector element) as addr.c
-	 * resolved it, shared by every resolution that meets it */
-	uint64_t *tkey;  /* (stmt << 8 | elem) + 1; 0 = empty */
-	void *tval;      /* addr.c's terms, parallel to tkey */
-	uint32_t tcap, tn;
-} DfAddrMemo;
-DfAddrMemo *df_addr_memo(Dataflow *df);
+/* The resolved address of memory statement `stmt` (addr_resolve gave 1),
+ * or NULL; the pointer stays valid while df lives. */
+const Addr *addr_cached(Dataflow *df, uint32_t stmt);
 
 /* ---- phases -------------------------------------------------------------- */
 

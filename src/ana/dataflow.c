@@ -123,6 +123,11 @@ typedef struct {
 	uint8_t entry;  /* the function entry reaches it (undefined / live-in) */
 } MemoEnt;
 
+typedef struct {
+	const DfCacheType *type;
+	void *p;
+} CacheSlot;
+
 struct Dataflow {
 	const Module *m;
 	const Func *f;
@@ -197,7 +202,9 @@ struct Dataflow {
 	MemoEnt *memo;
 	uint32_t memocap, memon;
 	VEC(uint32_t) work;
-	DfAddrMemo addr;           /* addr.c's cache */
+
+	/* the caches of the analyses built on this one (df_cache) */
+	VEC(CacheSlot) caches;
 };
 
 static uint32_t hash_str(const char *p, size_t n)
@@ -1516,10 +1523,9 @@ void df_free(Dataflow *df)
 	free(df->mark);
 	free(df->memo);
 	VEC_FREE(df->work);
-	free(df->addr.addr);
-	free(df->addr.state);
-	free(df->addr.tkey);
-	free(df->addr.tval);
+	for (size_t i = 0; i < df->caches.n; i++)
+		df->caches.v[i].type->free(df->caches.v[i].p);
+	VEC_FREE(df->caches);
 	free(df);
 }
 
@@ -1582,13 +1588,14 @@ bool df_reg_is_param(const Dataflow *df, uint32_t reg)
 	return reg < df->regparam.n && df->regparam.v[reg];
 }
 
-DfAddrMemo *df_addr_memo(Dataflow *df)
+void *df_cache(Dataflow *df, const DfCacheType *type)
 {
-	if (!df->addr.state) {
-		df->addr.addr = xmalloc((df->nstmt + 1) * sizeof(Addr));
-		df->addr.state = xcalloc(df->nstmt + 1, 1);
-	}
-	return &df->addr;
+	for (size_t i = 0; i < df->caches.n; i++)
+		if (df->caches.v[i].type == type)
+			return df->caches.v[i].p;
+	CacheSlot c = {type, type->make(df)};
+	VEC_PUSH(df->caches, c);
+	return c.p;
 }
 
 int df_name_kind(Dataflow *df, Str name, Space *space)
@@ -2318,16 +2325,6 @@ static bool spaces_alias(Space a, Space b)
 
 /* ---- the cut interface ---------------------------------------------------- */
 
-/* The resolved address of stmt, or NULL (addr_resolve caches it in df, so
- * the pointer stays valid while df lives). */
-static const Addr *cached_addr(Dataflow *df, uint32_t stmt)
-{
-	Addr a;
-	if (addr_resolve(df, stmt, &a) != 1)
-		return NULL;
-	return &df_addr_memo(df)->addr[stmt];
-}
-
 /* A memory statement of interest to the read/write check. */
 typedef struct {
 	uint32_t stmt;
@@ -2341,7 +2338,7 @@ static MemAcc mem_acc(Dataflow *df, uint32_t stmt, MemEffect me)
 	uint16_t op = func_stmt(df->m, df->f, stmt)->op;
 	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP};
 	if (!a.opaque)
-		a.addr = cached_addr(df, stmt);
+		a.addr = addr_cached(df, stmt);
 	return a;
 }
 
