@@ -191,7 +191,7 @@ static bool int_value(Str s, int64_t *out)
 	return true;
 }
 
-/* ---- opcode types ---------------------------------------------------------- */
+/* ---- opcode types -------------------------------------------------------- */
 
 /* Bits of the opcode's last integer/bit type component (.u32 -> 32), 0 if
  * none; *is_signed set for .sN. *is_float set if any float type appears. */
@@ -267,7 +267,7 @@ static void cvt_types(Str op, uint32_t *dbits, bool *dsgn, uint32_t *sbits, bool
 	*ssgn = sg[1];
 }
 
-/* ---- resolution ------------------------------------------------------------ */
+/* ---- resolution ---------------------------------------------------------- */
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
 
@@ -722,7 +722,7 @@ static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *
 	}
 }
 
-/* ---- element size ---------------------------------------------------------- */
+/* ---- element size -------------------------------------------------------- */
 
 static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t *nelem)
 {
@@ -778,7 +778,7 @@ static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t
 	*nelem = bytes ? n : 0;
 }
 
-/* ---- the entry point ------------------------------------------------------- */
+/* ---- the entry point ----------------------------------------------------- */
 
 static uint64_t mix(uint64_t h, uint64_t x)
 {

@@ -1,15 +1,29 @@
 /*
  * ana.h - analyses over one function of a parsed module.
  *
- *   dataflow.c  registers, def-use, control-flow graph, liveness, reaching
- *               definitions, the cut interface of a statement range and its
- *               memory effects (with the read/write-dependency verdict)
+ *   dataflow.c  the Dataflow of a function: what each statement defines
+ *               and uses, per statement and per register
+ *   names.c     which names are registers (ranges, special registers, { }
+ *               scopes), labels, module variables
+ *   cfg.c       basic blocks, successors, predecessors, dominators
+ *   live.c      liveness and reaching definitions
+ *   mem.c       the state spaces a statement names and what it does to
+ *               memory (from the opcode alone)
  *   addr.c      address tracking: (base, variable part, constant offset) of
  *               every memory access
- *   phases.c    mma phases, gemm fields, operand sources, epilogues
+ *   cut.c       the cut interface of a statement range: live-in, live-out,
+ *               memory effects and the read/write-dependency verdict
+ *   phases.c    what a phase is (from the statement flags), and the mma
+ *               phases' gemm fields, operand sources and epilogues
+ *
+ * Each file uses only those above it in this list (dataflow.c, names.c,
+ * cfg.c and live.c build one Dataflow together and share its inside,
+ * df_internal.h).  The sections below follow the same order.
  *
  * Statement numbers are function-local (sN as printed), 0-based.
- * Nothing here prints or exits: errors go to the Err given.
+ * Nothing here prints or exits: errors go to the Err given.  The queries
+ * that fill the Dataflow's caches take a `Dataflow *`; the ones that only
+ * read it a `const Dataflow *`.
  */
 #ifndef D4R_ANA_H
 #define D4R_ANA_H
@@ -18,7 +32,15 @@
 #include "base/strbuf.h"
 #include "ptx/module.h"
 
-/* ---- dataflow ------------------------------------------------------------ */
+typedef struct Dataflow Dataflow;
+
+/* State spaces (names in mem.c: space_name). */
+typedef enum {
+	SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_PARAM, SP_TEX, SP_SURF,
+	SP__COUNT
+} Space;
+
+/* ---- the dataflow of a function (dataflow.c) ----------------------------- */
 
 typedef struct {
 	Str name;        /* "%r12", "%tid.x", "low" (inline-asm names without %) */
@@ -29,14 +51,13 @@ typedef struct {
 	uint8_t special; /* %tid.x, %laneid, %ctaid.y, %clock ...: read-only */
 } RegInfo;
 
-typedef struct Dataflow Dataflow;
-
 /*
  * Builds the dataflow of function f: interns every register the function
  * declares or names (ranges `%r<N>` expand lazily: a name is a register if a
  * declaration covers it), records each statement's defined and used
- * registers, builds basic blocks (split at labels and after bra/brx/ret/exit/
- * trap and guarded branches), and solves liveness and reaching definitions.
+ * registers and builds basic blocks (split at labels and after bra/brx/ret/
+ * exit/trap and guarded branches); liveness and reaching definitions are
+ * solved as queries ask for them.
  * Which operands are defined and which used is decided by the opcode:
  * stores, branches and barriers define nothing; mma/wmma/wgmma define D and
  * use A, B, C; atom/red/ld define their destination; a guard is a use.
@@ -46,16 +67,60 @@ void df_free(Dataflow *df);
 
 const Module *df_module(const Dataflow *df);
 const Func *df_func(const Dataflow *df);
+uint32_t df_nstmt(const Dataflow *df);
+/* Registers defined / used by statement i (ids, in operand order). */
+const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
+const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
+/* Does statement `stmt` define / use `reg`?  *kills (if given) says whether
+ * the definition replaces the whole value (false for a guarded definition
+ * or a vector-element write). */
+bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
+bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
+int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
+/* Operand names one element of a vector register ("%v.x"). */
+bool df_opd_partial(Dataflow *df, uint32_t opd_index);
+
+/*
+ * A cache that an analysis built on the dataflow keeps per function (addr.c
+ * keeps the addresses it resolved and the values it met on the way):
+ * df_cache gives the cache of `type`, made by type->make on the first call,
+ * and df_free frees it with type->free.  The type is a static object of the
+ * analysis that owns the cache; the Dataflow stores the pointer and knows
+ * nothing of what it points to.
+ */
+typedef struct DfCacheType {
+	void *(*make)(Dataflow *df);
+	void (*free)(void *cache);
+} DfCacheType;
+void *df_cache(Dataflow *df, const DfCacheType *type);
+
+/* ---- registers and names (names.c) --------------------------------------- */
+
 uint32_t df_nregs(const Dataflow *df);
 const RegInfo *df_reg(const Dataflow *df, uint32_t reg);
 /* Register id of a name, or -1 if the function has no such register. */
 int64_t df_reg_find(Dataflow *df, Str name);
-/* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
-int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
+/* A .func parameter declared in .reg space (defined by the caller). */
+bool df_reg_is_param(const Dataflow *df, uint32_t reg);
+/* What a name is in this function: a register, a label, a module variable
+ * (*space, if given, gets its state space), or something else (a
+ * parameter, a function, an undeclared name). */
+enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
+int df_name_kind(Dataflow *df, Str name, Space *space);
+/* An unsized `.extern .shared` array (dynamic shared memory). */
+bool df_var_unsized(const Dataflow *df, Str name);
 
-/* Registers defined / used by statement i (ids, in operand order). */
-const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
-const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
+/* ---- control flow (cfg.c) ------------------------------------------------ */
+
+/* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
+uint32_t df_nblocks(const Dataflow *df);
+uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
+void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
+const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
+const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
+
+/* ---- liveness and reaching definitions (live.c) -------------------------- */
 
 enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
 /*
@@ -74,52 +139,16 @@ bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg);
  * returns the count and fills at most `max` indices (ascending, distinct). */
 uint32_t df_uses_of(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
                     uint32_t max);
-
-/* Additions (dataflow.c): */
-uint32_t df_nstmt(const Dataflow *df);
-/* Does statement `stmt` define / use `reg`?  *kills (if given) says whether
- * the definition replaces the whole value (false for a guarded definition
- * or a vector-element write). */
-bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
-bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
-/* Operand names one element of a vector register ("%v.x"). */
-bool df_opd_partial(Dataflow *df, uint32_t opd_index);
-/* A .func parameter declared in .reg space (defined by the caller). */
-bool df_reg_is_param(const Dataflow *df, uint32_t reg);
-/* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
-uint32_t df_nblocks(const Dataflow *df);
-uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
-void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
-const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
-const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
 /* Is `reg` live on entry to block `block`? */
 bool df_live_in_block(Dataflow *df, uint32_t block, uint32_t reg);
 
-/*
- * A cache that an analysis built on the dataflow keeps per function (addr.c
- * keeps the addresses it resolved and the values it met on the way):
- * df_cache gives the cache of `type`, made by type->make on the first call,
- * and df_free frees it with type->free.  The type is a static object of the
- * analysis that owns the cache; the Dataflow stores the pointer and knows
- * nothing of what it points to.
- */
-typedef struct DfCacheType {
-	void *(*make)(Dataflow *df);
-	void (*free)(void *cache);
-} DfCacheType;
-void *df_cache(Dataflow *df, const DfCacheType *type);
+/* ---- state spaces and memory effects (mem.c) ----------------------------- */
 
-/* ---- the cut interface --------------------------------------------------- */
-
-typedef enum {
-	SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_PARAM, SP_TEX, SP_SURF,
-	SP__COUNT
-} Space;
 const char *space_name(Space s);
 /* State space a memory statement accesses (from its modifiers). */
 Space stmt_space(const Module *m, const Stmt *s);
-/* Additions: the spaces named by the opcode's modifiers in order (at most
- * 2: cp.async.bulk.shared::cluster.global gives shared, global); returns how
+/* The spaces named by the opcode's modifiers, in order (at most 2:
+ * cp.async.bulk.shared::cluster.global gives shared, global); returns how
  * many. */
 int stmt_spaces(const Module *m, const Stmt *s, Space out[2]);
 /* What one statement does to memory. */
@@ -135,13 +164,59 @@ typedef struct {
  * first space and load the second; bar/barrier/membar/fence/mbarrier/
  * cp.async.mbarrier are barriers; call loads and stores generic memory. */
 MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt);
-/* What a name is in this function: a register, a label, a module variable
- * (*space, if given, gets its state space), or something else (a
- * parameter, a function, an undeclared name). */
-enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
-int df_name_kind(Dataflow *df, Str name, Space *space);
-/* An unsized `.extern .shared` array (dynamic shared memory). */
-bool df_var_unsized(const Dataflow *df, Str name);
+
+/* ---- address tracking (addr.c) ------------------------------------------- */
+
+typedef enum {
+	AB_NONE,      /* unresolved */
+	AB_PARAM,     /* a kernel parameter (param_off: offset inside it) */
+	AB_SYMBOL,    /* a .shared/.global/.const/.local symbol */
+	AB_SPECIAL,   /* only special registers and constants (%tid.x*16+64) */
+	AB_ABSOLUTE,  /* a constant address */
+} AddrBase;
+
+typedef struct {
+	AddrBase base;
+	Space space;         /* the access's state space */
+	Str base_name;       /* parameter or symbol name */
+	int64_t param_off;   /* AB_PARAM: which bytes of the parameter hold the
+	                        pointer (a struct field read with ld.param at +N) */
+	int64_t offset;      /* constant byte offset from the base */
+	bool variable;       /* the address also has thread-dependent terms */
+	bool param_ptr;      /* AB_PARAM: true when the base is the pointer value
+	                        read from the parameter's bytes at param_off
+	                        (ld.param.u64 %rd, [p+40]); false when the address
+	                        is inside the parameter itself (mov %rd, p) */
+	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
+	                        mean the same value in the same thread; 0 when
+	                        there is none or it could not be summarised */
+	bool dynamic_shared; /* AB_SYMBOL: an unsized .extern .shared array: all
+	                        such symbols name the same bytes */
+	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
+	uint32_t nelem;      /* elements accessed (4 for .v4) */
+	const char *why;     /* AB_NONE: why it did not resolve (static string) */
+} Addr;
+
+/*
+ * Resolves the address operand of memory statement `stmt` (ld, ldu, st,
+ * ldmatrix, stmatrix, atom, red, cp.async, tex, tld4, suld, sust, prefetch)
+ * through mov/add/sub/mad/mul/shl/cvta/cvt chains with constants back to a
+ * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
+ * guess), -1 when the statement has no address operand.
+ */
+int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
+/* The resolved address of memory statement `stmt` (addr_resolve gave 1),
+ * or NULL; the pointer stays valid while df lives. */
+const Addr *addr_cached(Dataflow *df, uint32_t stmt);
+
+/* ---- the cut interface (cut.c) ------------------------------------------- */
+
+/* Are two resolved accesses provably disjoint?  Different
+ * symbols are; the same base with no variable part and non-overlapping
+ * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
+ * across threads, so only .local accesses with the same var_key compare
+ * offsets.  Anything else may alias (false). */
+bool addr_disjoint(const Addr *a, const Addr *b);
 
 typedef struct {
 	uint32_t reg;
@@ -176,58 +251,7 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
-/* ---- address tracking ---------------------------------------------------- */
-
-typedef enum {
-	AB_NONE,      /* unresolved */
-	AB_PARAM,     /* a kernel parameter (param_off: offset inside it) */
-	AB_SYMBOL,    /* a .shared/.global/.const/.local symbol */
-	AB_SPECIAL,   /* only special registers and constants (%tid.x*16+64) */
-	AB_ABSOLUTE,  /* a constant address */
-} AddrBase;
-
-typedef struct {
-	AddrBase base;
-	Space space;         /* the access's state space */
-	Str base_name;       /* parameter or symbol name */
-	int64_t param_off;   /* AB_PARAM: which bytes of the parameter hold the
-	                        pointer (a struct field read with ld.param at +N) */
-	int64_t offset;      /* constant byte offset from the base */
-	bool variable;       /* the address also has thread-dependent terms */
-	/* additions */
-	bool param_ptr;      /* AB_PARAM: true when the base is the pointer value
-	                        read from the parameter's bytes at param_off
-	                        (ld.param.u64 %rd, [p+40]); false when the address
-	                        is inside the parameter itself (mov %rd, p) */
-	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
-	                        mean the same value in the same thread; 0 when
-	                        there is none or it could not be summarised */
-	bool dynamic_shared; /* AB_SYMBOL: an unsized .extern .shared array: all
-	                        such symbols name the same bytes */
-	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
-	uint32_t nelem;      /* elements accessed (4 for .v4) */
-	const char *why;     /* AB_NONE: why it did not resolve (static string) */
-} Addr;
-
-/*
- * Resolves the address operand of memory statement `stmt` (ld, ldu, st,
- * ldmatrix, stmatrix, atom, red, cp.async, tex, tld4, suld, sust, prefetch)
- * through mov/add/sub/mad/mul/shl/cvta/cvt chains with constants back to a
- * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
- * guess), -1 when the statement has no address operand.
- */
-int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
-/* Addition: are two resolved accesses provably disjoint?  Different
- * symbols are; the same base with no variable part and non-overlapping
- * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
- * across threads, so only .local accesses with the same var_key compare
- * offsets.  Anything else may alias (false). */
-bool addr_disjoint(const Addr *a, const Addr *b);
-/* The resolved address of memory statement `stmt` (addr_resolve gave 1),
- * or NULL; the pointer stays valid while df lives. */
-const Addr *addr_cached(Dataflow *df, uint32_t stmt);
-
-/* ---- phases -------------------------------------------------------------- */
+/* ---- phases (phases.c) --------------------------------------------------- */
 
 typedef VEC(int64_t) I64Vec;
 

@@ -109,7 +109,7 @@ static void shape_of(const Module *m, const Stmt *s, Phase *ph)
 	}
 }
 
-/* ---- backward slices ------------------------------------------------------ */
+/* ---- backward slices ----------------------------------------------------- */
 
 typedef struct {
 	Dataflow *df;
@@ -435,7 +435,7 @@ static void classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 	ph->b_loaded = all && any;
 }
 
-/* ---- epilogues ------------------------------------------------------------ */
+/* ---- epilogues ----------------------------------------------------------- */
 
 typedef struct {
 	const char *name;
@@ -648,7 +648,7 @@ static void classify_epilogue(Dataflow *df, Phase *ph, const Phase *next)
 	}
 }
 
-/* ---- what a phase is ------------------------------------------------------ */
+/* ---- what a phase is ----------------------------------------------------- */
 
 /*
  * The definition (d4r-splice(1), Definitions), in the one place that
@@ -784,7 +784,7 @@ bool ana_func_has_mma(const Module *m, const Func *f)
 	return f->nstmt && ana_mma_first(m, f, 0, f->nstmt - 1) >= 0;
 }
 
-/* ---- the locator ---------------------------------------------------------- */
+/* ---- the locator --------------------------------------------------------- */
 
 int ana_phases(Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 {
@@ -889,7 +889,7 @@ void phases_release(PhaseList *pl)
 	pl->n = 0;
 }
 
-/* ---- several functions at once -------------------------------------------- */
+/* ---- several functions at once ------------------------------------------- */
 
 typedef struct {
 	const Module *m;
