@@ -283,7 +283,8 @@ typedef struct {
 	int64_t b_param_off;
 	/* evidence: statement numbers behind the derived values */
 	uint32_t a_evidence, c_evidence, b_evidence;
-	StrBuf epilogue_ops;        /* "op@sN,sM op2@..." one op per line: "name sN sM ..." */
+	StrBuf epilogue_ops;        /* one operation per line: "name N M ...", the
+	                               statement numbers that show it */
 } Phase;
 
 typedef struct {

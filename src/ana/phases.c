@@ -3,6 +3,10 @@
  *
  * A phase is a maximal run of consecutive mma statements in one function
  * (with --gap N, up to N other statements may sit between two of its mma).
+ * That definition, and the one of an epilogue, is applied in one place
+ * ("what a phase is" below), from the statement flags and labels alone:
+ * every caller that wants phase N's statements asks ana_phase_range, which
+ * costs a scan of the flags, and ana_phases starts from the same list.
  * Everything else here is derived from the statements by the definitions in
  * d4r-splice(1), and each derived value keeps the statement that shows it:
  *
@@ -458,7 +462,6 @@ static void hit(OpHit *h, int e, uint32_t st)
 	VEC_PUSH(h[e].at, st);
 }
 
-/* Registers of operand `which` (1 A, 2 B, 3 C) of the mma of phase `ph`. */
 /* The statements whose values the next phase's mma read as operand
  * `which` (1 A, 2 B, 3 C): the reaching definitions of those registers,
  * sorted, found once per epilogue rather than once per load in it. */
