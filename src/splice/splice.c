@@ -4,7 +4,7 @@
  * The order of the work is the order of the checks a user wants to see
  * fail first:
  *
- *   1. the function and the cut: phase N (ana_phases), with its epilogue,
+ *   1. the function and the cut: phase N (ana_phase_range), with its epilogue,
  *      or an explicit statement range;
  *   2. the guards: mma count, sha256 of the cut's normalised text, the
  *      first/last anchors.  A stale recipe stops here, showing what it
