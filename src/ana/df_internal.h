@@ -74,6 +74,7 @@ typedef struct {
 
 /* ---- the Dataflow -------------------------------------------------------- */
 
+/* One cache of df_cache: the type that made it, and what make returned. */
 typedef struct {
 	const DfCacheType *type;
 	void *p;
