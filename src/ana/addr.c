@@ -27,6 +27,18 @@
  *  - A register with several reaching definitions, none, or a chain deeper
  *    than 64 / wider than 512 steps stops.
  *  - Two bases in one sum, or a base subtracted, stops.
+ *
+ * Decisions:
+ *  - What a resolution finds is cached for the whole function: each
+ *    statement's Addr, and the terms of the definitions met on the way
+ *    (shared by later resolutions).  The cache is addr.c's own (AddrMemo),
+ *    kept in the Dataflow through df_cache, which stores it without knowing
+ *    its type: the dataflow files do not depend on this one, and the cache
+ *    lives as long as the function's dataflow and serves every query on
+ *    it (the phase locator's operand sources, then each cut of a report
+ *    resolve the same loads once).  A structure of addr.c's own wrapping
+ *    the Dataflow would have made every caller hold two handles, or each
+ *    df_cut start from an empty cache.
  */
 #include "ana.h"
 
@@ -67,7 +79,7 @@ typedef struct {
 } Memo;
 
 typedef struct {
-	const Dataflow *df;
+	Dataflow *df;
 	const Module *m;
 	unsigned steps;
 	const char *why;
@@ -75,6 +87,44 @@ typedef struct {
 	VEC(Memo) memo;
 	uint16_t slot[512]; /* open addressing over memo: index + 1, 0 = empty */
 } Ctx;
+
+/*
+ * What addr.c keeps for one function, in its Dataflow (df_cache): the
+ * result of each statement's resolution, and the terms of the definitions
+ * the resolutions met, shared by all of them.
+ */
+typedef struct {
+	Addr *addr;
+	int8_t *state;   /* per statement: 0 not resolved yet, else addr_resolve's result + 2 */
+	uint64_t *tkey;  /* (stmt << 8 | elem) + 1; 0 = empty */
+	Term *tval;      /* parallel to tkey */
+	uint32_t tcap, tn;
+} AddrMemo;
+
+static void *memo_make(Dataflow *df)
+{
+	AddrMemo *mm = xcalloc(1, sizeof *mm);
+	mm->addr = xmalloc((df_nstmt(df) + 1) * sizeof(Addr));
+	mm->state = xcalloc(df_nstmt(df) + 1, 1);
+	return mm;
+}
+
+static void memo_free(void *p)
+{
+	AddrMemo *mm = p;
+	free(mm->addr);
+	free(mm->state);
+	free(mm->tkey);
+	free(mm->tval);
+	free(mm);
+}
+
+static const DfCacheType memo_type = {memo_make, memo_free};
+
+static AddrMemo *memo_of(Dataflow *df)
+{
+	return df_cache(df, &memo_type);
+}
 
 static int fail(Ctx *c, const char *why)
 {
@@ -141,7 +191,7 @@ static bool int_value(Str s, int64_t *out)
 	return true;
 }
 
-/* ---- opcode types ---------------------------------------------------------- */
+/* ---- opcode types -------------------------------------------------------- */
 
 /* Bits of the opcode's last integer/bit type component (.u32 -> 32), 0 if
  * none; *is_signed set for .sN. *is_float set if any float type appears. */
@@ -217,20 +267,19 @@ static void cvt_types(Str op, uint32_t *dbits, bool *dsgn, uint32_t *sbits, bool
 	*ssgn = sg[1];
 }
 
-/* ---- resolution ------------------------------------------------------------ */
+/* ---- resolution ---------------------------------------------------------- */
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
 
 /*
- * Terms shared by the resolutions of one function (in the Dataflow's
- * DfAddrMemo): the loads of a kernel mostly index the same few bases
+ * Terms shared by the resolutions of one function (AddrMemo): the loads of a kernel mostly index the same few bases
  * through the same chains, which are then walked once.  Only values that
  * resolved are shared; the depth and step limits apply to the chains a
  * resolution actually walks.
  */
 static bool shared_get(Ctx *c, uint64_t key, Term *t)
 {
-	DfAddrMemo *mm = df_addr_memo(c->df);
+	AddrMemo *mm = memo_of(c->df);
 	if (!mm->tcap)
 		return false;
 	const Term *tv = mm->tval;
@@ -245,7 +294,7 @@ static bool shared_get(Ctx *c, uint64_t key, Term *t)
 
 static void shared_put(Ctx *c, uint64_t key, const Term *t)
 {
-	DfAddrMemo *mm = df_addr_memo(c->df);
+	AddrMemo *mm = memo_of(c->df);
 	if ((mm->tn + 1) * 2 > mm->tcap) {
 		uint32_t oldcap = mm->tcap;
 		uint64_t *ok = mm->tkey;
@@ -673,7 +722,7 @@ static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *
 	}
 }
 
-/* ---- element size ---------------------------------------------------------- */
+/* ---- element size -------------------------------------------------------- */
 
 static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t *nelem)
 {
@@ -729,7 +778,7 @@ static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t
 	*nelem = bytes ? n : 0;
 }
 
-/* ---- the entry point ------------------------------------------------------- */
+/* ---- the entry point ----------------------------------------------------- */
 
 static uint64_t mix(uint64_t h, uint64_t x)
 {
@@ -743,14 +792,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out);
+static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out);
 
-int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
+int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out)
 {
 	memset(out, 0, sizeof *out);
 	if (stmt >= df_func(df)->nstmt)
 		return -1;
-	DfAddrMemo *memo = df_addr_memo(df);
+	AddrMemo *memo = memo_of(df);
 	if (!memo->state[stmt]) {
 		int rc = resolve_stmt(df, stmt, &memo->addr[stmt]);
 		memo->state[stmt] = (int8_t)(rc + 2);
@@ -759,7 +808,15 @@ int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out)
 	return memo->state[stmt] - 2;
 }
 
-static int resolve_stmt(const Dataflow *df, uint32_t stmt, Addr *out)
+const Addr *addr_cached(Dataflow *df, uint32_t stmt)
+{
+	Addr a;
+	if (addr_resolve(df, stmt, &a) != 1)
+		return NULL;
+	return &memo_of(df)->addr[stmt];
+}
+
+static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out)
 {
 	memset(out, 0, sizeof *out);
 	const Module *m = df_module(df);

@@ -1,15 +1,29 @@
 /*
  * ana.h - analyses over one function of a parsed module.
  *
- *   dataflow.c  registers, def-use, control-flow graph, liveness, reaching
- *               definitions, the cut interface of a statement range and its
- *               memory effects (with the read/write-dependency verdict)
+ *   dataflow.c  the Dataflow of a function: what each statement defines
+ *               and uses, per statement and per register
+ *   names.c     which names are registers (ranges, special registers, { }
+ *               scopes), labels, module variables
+ *   cfg.c       basic blocks, successors, predecessors, dominators
+ *   live.c      liveness and reaching definitions
+ *   mem.c       the state spaces a statement names and what it does to
+ *               memory (from the opcode alone)
  *   addr.c      address tracking: (base, variable part, constant offset) of
  *               every memory access
- *   phases.c    mma phases, gemm fields, operand sources, epilogues
+ *   cut.c       the cut interface of a statement range: live-in, live-out,
+ *               memory effects and the read/write-dependency verdict
+ *   phases.c    what a phase is (from the statement flags), and the mma
+ *               phases' gemm fields, operand sources and epilogues
+ *
+ * Each file uses only those above it in this list (dataflow.c, names.c,
+ * cfg.c and live.c build one Dataflow together and share its inside,
+ * df_internal.h).  The sections below follow the same order.
  *
  * Statement numbers are function-local (sN as printed), 0-based.
- * Nothing here prints or exits: errors go to the Err given.
+ * Nothing here prints or exits: errors go to the Err given.  The queries
+ * that fill the Dataflow's caches take a `Dataflow *`; the ones that only
+ * read it a `const Dataflow *`.
  */
 #ifndef D4R_ANA_H
 #define D4R_ANA_H
@@ -18,7 +32,15 @@
 #include "base/strbuf.h"
 #include "ptx/module.h"
 
-/* ---- dataflow ------------------------------------------------------------ */
+typedef struct Dataflow Dataflow;
+
+/* State spaces (names in mem.c: space_name). */
+typedef enum {
+	SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_PARAM, SP_TEX, SP_SURF,
+	SP__COUNT
+} Space;
+
+/* ---- the dataflow of a function (dataflow.c) ----------------------------- */
 
 typedef struct {
 	Str name;        /* "%r12", "%tid.x", "low" (inline-asm names without %) */
@@ -29,14 +51,13 @@ typedef struct {
 	uint8_t special; /* %tid.x, %laneid, %ctaid.y, %clock ...: read-only */
 } RegInfo;
 
-typedef struct Dataflow Dataflow;
-
 /*
  * Builds the dataflow of function f: interns every register the function
  * declares or names (ranges `%r<N>` expand lazily: a name is a register if a
  * declaration covers it), records each statement's defined and used
- * registers, builds basic blocks (split at labels and after bra/brx/ret/exit/
- * trap and guarded branches), and solves liveness and reaching definitions.
+ * registers and builds basic blocks (split at labels and after bra/brx/ret/
+ * exit/trap and guarded branches); liveness and reaching definitions are
+ * solved as queries ask for them.
  * Which operands are defined and which used is decided by the opcode:
  * stores, branches and barriers define nothing; mma/wmma/wgmma define D and
  * use A, B, C; atom/red/ld define their destination; a guard is a use.
@@ -46,16 +67,60 @@ void df_free(Dataflow *df);
 
 const Module *df_module(const Dataflow *df);
 const Func *df_func(const Dataflow *df);
+uint32_t df_nstmt(const Dataflow *df);
+/* Registers defined / used by statement i (ids, in operand order). */
+const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
+const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
+/* Does statement `stmt` define / use `reg`?  *kills (if given) says whether
+ * the definition replaces the whole value (false for a guarded definition
+ * or a vector-element write). */
+bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
+bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
+int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
+/* Operand names one element of a vector register ("%v.x"). */
+bool df_opd_partial(Dataflow *df, uint32_t opd_index);
+
+/*
+ * A cache that an analysis built on the dataflow keeps per function (addr.c
+ * keeps the addresses it resolved and the values it met on the way):
+ * df_cache gives the cache of `type`, made by type->make on the first call,
+ * and df_free frees it with type->free.  The type is a static object of the
+ * analysis that owns the cache; the Dataflow stores the pointer and knows
+ * nothing of what it points to.
+ */
+typedef struct DfCacheType {
+	void *(*make)(Dataflow *df);
+	void (*free)(void *cache);
+} DfCacheType;
+void *df_cache(Dataflow *df, const DfCacheType *type);
+
+/* ---- registers and names (names.c) --------------------------------------- */
+
 uint32_t df_nregs(const Dataflow *df);
 const RegInfo *df_reg(const Dataflow *df, uint32_t reg);
 /* Register id of a name, or -1 if the function has no such register. */
-int64_t df_reg_find(const Dataflow *df, Str name);
-/* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
-int64_t df_opd_reg(const Dataflow *df, uint32_t opd_index);
+int64_t df_reg_find(Dataflow *df, Str name);
+/* A .func parameter declared in .reg space (defined by the caller). */
+bool df_reg_is_param(const Dataflow *df, uint32_t reg);
+/* What a name is in this function: a register, a label, a module variable
+ * (*space, if given, gets its state space), or something else (a
+ * parameter, a function, an undeclared name). */
+enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
+int df_name_kind(Dataflow *df, Str name, Space *space);
+/* An unsized `.extern .shared` array (dynamic shared memory). */
+bool df_var_unsized(const Dataflow *df, Str name);
 
-/* Registers defined / used by statement i (ids, in operand order). */
-const uint32_t *df_defs(const Dataflow *df, uint32_t stmt, uint32_t *n);
-const uint32_t *df_uses(const Dataflow *df, uint32_t stmt, uint32_t *n);
+/* ---- control flow (cfg.c) ------------------------------------------------ */
+
+/* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
+uint32_t df_nblocks(const Dataflow *df);
+uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
+void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
+const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
+const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
+
+/* ---- liveness and reaching definitions (live.c) -------------------------- */
 
 enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
 /*
@@ -66,46 +131,24 @@ enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
  * one before it (both reach: DF_DEF_MANY), and the function entry counts as
  * a definition (defined on one path only: DF_DEF_MANY).
  */
-int64_t df_reaching_def(const Dataflow *df, uint32_t stmt, uint32_t reg);
+int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Is `reg` live just after statement `stmt` (read later on some path before
  * being redefined)? */
-bool df_live_after(const Dataflow *df, uint32_t stmt, uint32_t reg);
+bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Statements that use the value `reg` defined at `stmt` (def-use chain);
  * returns the count and fills at most `max` indices (ascending, distinct). */
-uint32_t df_uses_of(const Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+uint32_t df_uses_of(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
                     uint32_t max);
-
-/* Additions (dataflow.c): */
-uint32_t df_nstmt(const Dataflow *df);
-/* Does statement `stmt` define / use `reg`?  *kills (if given) says whether
- * the definition replaces the whole value (false for a guarded definition
- * or a vector-element write). */
-bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
-bool df_stmt_uses(const Dataflow *df, uint32_t stmt, uint32_t reg);
-/* Operand names one element of a vector register ("%v.x"). */
-bool df_opd_partial(const Dataflow *df, uint32_t opd_index);
-/* A .func parameter declared in .reg space (defined by the caller). */
-bool df_reg_is_param(const Dataflow *df, uint32_t reg);
-/* Basic blocks: split at labels and after bra/brx/ret/exit/trap. */
-uint32_t df_nblocks(const Dataflow *df);
-uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
-void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
-const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
-const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
 /* Is `reg` live on entry to block `block`? */
-bool df_live_in_block(const Dataflow *df, uint32_t block, uint32_t reg);
+bool df_live_in_block(Dataflow *df, uint32_t block, uint32_t reg);
 
-/* ---- the cut interface --------------------------------------------------- */
+/* ---- state spaces and memory effects (mem.c) ----------------------------- */
 
-typedef enum {
-	SP_GENERIC, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONST, SP_PARAM, SP_TEX, SP_SURF,
-	SP__COUNT
-} Space;
 const char *space_name(Space s);
 /* State space a memory statement accesses (from its modifiers). */
 Space stmt_space(const Module *m, const Stmt *s);
-/* Additions: the spaces named by the opcode's modifiers in order (at most
- * 2: cp.async.bulk.shared::cluster.global gives shared, global); returns how
+/* The spaces named by the opcode's modifiers, in order (at most 2:
+ * cp.async.bulk.shared::cluster.global gives shared, global); returns how
  * many. */
 int stmt_spaces(const Module *m, const Stmt *s, Space out[2]);
 /* What one statement does to memory. */
@@ -121,13 +164,59 @@ typedef struct {
  * first space and load the second; bar/barrier/membar/fence/mbarrier/
  * cp.async.mbarrier are barriers; call loads and stores generic memory. */
 MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt);
-/* What a name is in this function: a register, a label, a module variable
- * (*space, if given, gets its state space), or something else (a
- * parameter, a function, an undeclared name). */
-enum { DF_NAME_OTHER, DF_NAME_REG, DF_NAME_LABEL, DF_NAME_VAR };
-int df_name_kind(const Dataflow *df, Str name, Space *space);
-/* An unsized `.extern .shared` array (dynamic shared memory). */
-bool df_var_unsized(const Dataflow *df, Str name);
+
+/* ---- address tracking (addr.c) ------------------------------------------- */
+
+typedef enum {
+	AB_NONE,      /* unresolved */
+	AB_PARAM,     /* a kernel parameter (param_off: offset inside it) */
+	AB_SYMBOL,    /* a .shared/.global/.const/.local symbol */
+	AB_SPECIAL,   /* only special registers and constants (%tid.x*16+64) */
+	AB_ABSOLUTE,  /* a constant address */
+} AddrBase;
+
+typedef struct {
+	AddrBase base;
+	Space space;         /* the access's state space */
+	Str base_name;       /* parameter or symbol name */
+	int64_t param_off;   /* AB_PARAM: which bytes of the parameter hold the
+	                        pointer (a struct field read with ld.param at +N) */
+	int64_t offset;      /* constant byte offset from the base */
+	bool variable;       /* the address also has thread-dependent terms */
+	bool param_ptr;      /* AB_PARAM: true when the base is the pointer value
+	                        read from the parameter's bytes at param_off
+	                        (ld.param.u64 %rd, [p+40]); false when the address
+	                        is inside the parameter itself (mov %rd, p) */
+	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
+	                        mean the same value in the same thread; 0 when
+	                        there is none or it could not be summarised */
+	bool dynamic_shared; /* AB_SYMBOL: an unsized .extern .shared array: all
+	                        such symbols name the same bytes */
+	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
+	uint32_t nelem;      /* elements accessed (4 for .v4) */
+	const char *why;     /* AB_NONE: why it did not resolve (static string) */
+} Addr;
+
+/*
+ * Resolves the address operand of memory statement `stmt` (ld, ldu, st,
+ * ldmatrix, stmatrix, atom, red, cp.async, tex, tld4, suld, sust, prefetch)
+ * through mov/add/sub/mad/mul/shl/cvta/cvt chains with constants back to a
+ * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
+ * guess), -1 when the statement has no address operand.
+ */
+int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
+/* The resolved address of memory statement `stmt` (addr_resolve gave 1),
+ * or NULL; the pointer stays valid while df lives. */
+const Addr *addr_cached(Dataflow *df, uint32_t stmt);
+
+/* ---- the cut interface (cut.c) ------------------------------------------- */
+
+/* Are two resolved accesses provably disjoint?  Different
+ * symbols are; the same base with no variable part and non-overlapping
+ * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
+ * across threads, so only .local accesses with the same var_key compare
+ * offsets.  Anything else may alias (false). */
+bool addr_disjoint(const Addr *a, const Addr *b);
 
 typedef struct {
 	uint32_t reg;
@@ -156,73 +245,13 @@ typedef struct {
  * at most one pair per statement of the range: (store, the first later
  * load that may read it) or (load, the nearest earlier store of the range
  * it may read). */
-int df_cut(const Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
+int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e);
 /* Bytes per warp the registers carry across a cut: register bits (a
  * predicate counts as 8) x vector width x 32 lanes, summed. */
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
-/* ---- address tracking ---------------------------------------------------- */
-
-typedef enum {
-	AB_NONE,      /* unresolved */
-	AB_PARAM,     /* a kernel parameter (param_off: offset inside it) */
-	AB_SYMBOL,    /* a .shared/.global/.const/.local symbol */
-	AB_SPECIAL,   /* only special registers and constants (%tid.x*16+64) */
-	AB_ABSOLUTE,  /* a constant address */
-} AddrBase;
-
-typedef struct {
-	AddrBase base;
-	Space space;         /* the access's state space */
-	Str base_name;       /* parameter or symbol name */
-	int64_t param_off;   /* AB_PARAM: which bytes of the parameter hold the
-	                        pointer (a struct field read with ld.param at +N) */
-	int64_t offset;      /* constant byte offset from the base */
-	bool variable;       /* the address also has thread-dependent terms */
-	/* additions */
-	bool param_ptr;      /* AB_PARAM: true when the base is the pointer value
-	                        read from the parameter's bytes at param_off
-	                        (ld.param.u64 %rd, [p+40]); false when the address
-	                        is inside the parameter itself (mov %rd, p) */
-	uint64_t var_key;    /* identity of the variable part: equal keys (non-0)
-	                        mean the same value in the same thread; 0 when
-	                        there is none or it could not be summarised */
-	bool dynamic_shared; /* AB_SYMBOL: an unsized .extern .shared array: all
-	                        such symbols name the same bytes */
-	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
-	uint32_t nelem;      /* elements accessed (4 for .v4) */
-	const char *why;     /* AB_NONE: why it did not resolve (static string) */
-} Addr;
-
-/*
- * Resolves the address operand of memory statement `stmt` (ld, ldu, st,
- * ldmatrix, stmatrix, atom, red, cp.async, tex, tld4, suld, sust, prefetch)
- * through mov/add/sub/mad/mul/shl/cvta/cvt chains with constants back to a
- * base.  Returns 1 when it resolved, 0 when not (out->why says why; never a
- * guess), -1 when the statement has no address operand.
- */
-int addr_resolve(const Dataflow *df, uint32_t stmt, Addr *out);
-/* Addition: are two resolved accesses provably disjoint?  Different
- * symbols are; the same base with no variable part and non-overlapping
- * [offset, offset + elem_bytes * nelem) are; a variable part proves nothing
- * across threads, so only .local accesses with the same var_key compare
- * offsets.  Anything else may alias (false). */
-bool addr_disjoint(const Addr *a, const Addr *b);
-/* Internal to addr.c: the per-statement results of addr_resolve, cached in
- * the Dataflow (allocated on first use, freed by df_free). */
-typedef struct {
-	Addr *addr;
-	int8_t *state; /* 0 not computed, else addr_resolve's result + 2 */
-	/* the value of a definition (statement, vector element) as addr.c
-	 * resolved it, shared by every resolution that meets it */
-	uint64_t *tkey;  /* (stmt << 8 | elem) + 1; 0 = empty */
-	void *tval;      /* addr.c's terms, parallel to tkey */
-	uint32_t tcap, tn;
-} DfAddrMemo;
-DfAddrMemo *df_addr_memo(const Dataflow *df);
-
-/* ---- phases -------------------------------------------------------------- */
+/* ---- phases (phases.c) --------------------------------------------------- */
 
 typedef VEC(int64_t) I64Vec;
 
@@ -254,7 +283,8 @@ typedef struct {
 	int64_t b_param_off;
 	/* evidence: statement numbers behind the derived values */
 	uint32_t a_evidence, c_evidence, b_evidence;
-	StrBuf epilogue_ops;        /* "op@sN,sM op2@..." one op per line: "name sN sM ..." */
+	StrBuf epilogue_ops;        /* one operation per line: "name N M ...", the
+	                               statement numbers that show it */
 } Phase;
 
 typedef struct {
@@ -262,11 +292,42 @@ typedef struct {
 	size_t n;
 } PhaseList;
 
-/* Finds the phases of the dataflow's function: maximal runs of consecutive
- * mma statements, allowing up to `gap` non-mma statements between two mma of
- * one phase (0: seed 002's definition).  Fills gemm fields, operand sources
- * and epilogues.  Returns 0 or -1. */
-int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e);
+/*
+ * The phases of f by their definition alone, from the statement flags and
+ * labels (no dataflow): maximal runs of mma statements in which two
+ * consecutive mma are at most `gap` other statements apart (0: seed 002's
+ * definition, runs of consecutive mma), and their epilogues: up to the next
+ * phase, and after the last one up to the next label, bra, brx, ret or exit
+ * (not included).  Fills number, first, last, mma, epi_first and epi_last
+ * of each phase; every other field is zero.  Release with phases_release.
+ */
+void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out);
+/*
+ * The statement range of phase n (1-based) of f, as ana_phase_find defines
+ * it: [*first, *last] holds its mma statements, and with_epilogue extends
+ * *last to the end of its epilogue (an empty epilogue leaves the phase's
+ * own range).  Scans the statement flags only as far as phase n and its
+ * epilogue reach.  Returns 0, or -1 when f has fewer than n phases (or n is
+ * 0); *nphases (if given) gets how many phases were scanned, which on -1 is
+ * every phase of f.
+ */
+int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
+                    bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases);
+/* The last statement of a cut of phase p: p->last, or with its epilogue
+ * the epilogue's last statement (p->last when the epilogue is empty). */
+uint32_t phase_cut_last(const Phase *p, bool with_epilogue);
+/* mma statements (the parser's class: mma.sync, mma.sp, wmma.mma,
+ * wgmma.mma_async) in statements [first, last] of f. */
+uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* The first mma statement in [first, last] of f, or -1. */
+int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* Does f hold an mma statement? */
+bool ana_func_has_mma(const Module *m, const Func *f);
+
+/* Finds the phases of the dataflow's function (ana_phase_find) and fills
+ * their gemm fields, operand sources and epilogue operations.  Returns 0
+ * or -1. */
+int ana_phases(Dataflow *df, unsigned gap, PhaseList *out, Err *e);
 void phases_release(PhaseList *pl);
 
 /* The phases of one function, as ana_phases_funcs gives them. */

@@ -3,6 +3,10 @@
  *
  * A phase is a maximal run of consecutive mma statements in one function
  * (with --gap N, up to N other statements may sit between two of its mma).
+ * That definition, and the one of an epilogue, is applied in one place
+ * ("what a phase is" below), from the statement flags and labels alone:
+ * every caller that wants phase N's statements asks ana_phase_range, which
+ * costs a scan of the flags, and ana_phases starts from the same list.
  * Everything else here is derived from the statements by the definitions in
  * d4r-splice(1), and each derived value keeps the statement that shows it:
  *
@@ -55,7 +59,7 @@ static void compact(const Module *m, const Operand *o, StrBuf *out)
 }
 
 /* Registers of a leaf or vector operand (sinks and immediates skipped). */
-static unsigned tuple_regs(const Dataflow *df, uint32_t oi, uint32_t *regs, unsigned max)
+static unsigned tuple_regs(Dataflow *df, uint32_t oi, uint32_t *regs, unsigned max)
 {
 	const Module *m = df_module(df);
 	const Operand *o = &m->opds.v[oi];
@@ -109,10 +113,10 @@ static void shape_of(const Module *m, const Stmt *s, Phase *ph)
 	}
 }
 
-/* ---- backward slices ------------------------------------------------------ */
+/* ---- backward slices ----------------------------------------------------- */
 
 typedef struct {
-	const Dataflow *df;
+	Dataflow *df;
 	const int32_t *phase_of;   /* stmt -> phase number (0 if none) */
 	uint32_t *seen;            /* per statement: the slice that saw it last */
 	uint32_t epoch;            /* this slice's number */
@@ -226,7 +230,7 @@ static int is_zero_mov(const Module *m, const Stmt *s)
 }
 
 /* Position of `reg` among the defined registers of a load's destination. */
-static unsigned dest_index(const Dataflow *df, uint32_t st, uint32_t reg)
+static unsigned dest_index(Dataflow *df, uint32_t st, uint32_t reg)
 {
 	uint32_t n;
 	const uint32_t *d = df_defs(df, st, &n);
@@ -251,7 +255,7 @@ static void push_unique(I64Vec *v, int64_t x)
 }
 
 
-static void classify_a(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+static void classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
                        const int32_t *phase_of, Slice *sl, const Phase *phases)
 {
 	const Module *m = df_module(df);
@@ -328,7 +332,7 @@ static void classify_a(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 	sb_release(&tmp);
 }
 
-static void classify_c(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
+static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
                        const uint8_t *chained, const int32_t *phase_of)
 {
 	const Module *m = df_module(df);
@@ -392,7 +396,7 @@ static void classify_c(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 		qsort(ph->c_bytes.v, ph->c_bytes.n, sizeof(int64_t), cmp_i64);
 }
 
-static void classify_b(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
+static void classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -435,7 +439,7 @@ static void classify_b(const Dataflow *df, Phase *ph, const uint32_t *mmas, uint
 	ph->b_loaded = all && any;
 }
 
-/* ---- epilogues ------------------------------------------------------------ */
+/* ---- epilogues ----------------------------------------------------------- */
 
 typedef struct {
 	const char *name;
@@ -458,7 +462,6 @@ static void hit(OpHit *h, int e, uint32_t st)
 	VEC_PUSH(h[e].at, st);
 }
 
-/* Registers of operand `which` (1 A, 2 B, 3 C) of the mma of phase `ph`. */
 /* The statements whose values the next phase's mma read as operand
  * `which` (1 A, 2 B, 3 C): the reaching definitions of those registers,
  * sorted, found once per epilogue rather than once per load in it. */
@@ -473,7 +476,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void feeds_build(const Dataflow *df, const Phase *next, int which, Feeds *fd)
+static void feeds_build(Dataflow *df, const Phase *next, int which, Feeds *fd)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -499,7 +502,7 @@ static void feeds_build(const Dataflow *df, const Phase *next, int which, Feeds 
 
 /* Does the value defined at def_stmt reach operand `which` of an mma of the
  * next phase? */
-static int feeds(const Dataflow *df, const Phase *next, uint32_t def_stmt, int which, Feeds *fd)
+static int feeds(Dataflow *df, const Phase *next, uint32_t def_stmt, int which, Feeds *fd)
 {
 	if (!next)
 		return 0;
@@ -522,7 +525,7 @@ static void add_num(StrBuf *sb, uint32_t v)
 		sb_addc(sb, buf[--n]);
 }
 
-static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
+static void classify_epilogue(Dataflow *df, Phase *ph, const Phase *next)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -648,63 +651,171 @@ static void classify_epilogue(const Dataflow *df, Phase *ph, const Phase *next)
 	}
 }
 
-/* ---- the locator ---------------------------------------------------------- */
+/* ---- what a phase is ----------------------------------------------------- */
 
-int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
+/*
+ * The definition (d4r-splice(1), Definitions), in the one place that
+ * applies it: a phase is a maximal run of mma statements in which two
+ * consecutive mma are at most `gap` other statements apart (gap 0: a run
+ * of consecutive mma).  Its epilogue is the statements after it up to the
+ * next phase; after the last phase, up to the end of the straight-line
+ * region that follows (the next label, or the next bra/brx/ret/exit, not
+ * included).  Both need the statement flags and the labels only, so the
+ * ranges cost one pass over the flags, and a caller that wants phase N
+ * stops scanning once phase N and its epilogue are known.
+ */
+
+static bool stmt_is_mma(const Module *m, const Func *f, uint32_t i)
+{
+	return (func_stmt(m, f, i)->flags & STMT_MMA) != 0;
+}
+
+/* The first phase whose first mma is at or after statement `from`: first,
+ * last and mma of *p; false when there is none. */
+static bool scan_phase(const Module *m, const Func *f, unsigned gap, uint32_t from,
+                       Phase *p)
+{
+	uint32_t i = from;
+	while (i < f->nstmt && !stmt_is_mma(m, f, i))
+		i++;
+	if (i >= f->nstmt)
+		return false;
+	p->first = p->last = i;
+	p->mma = 1;
+	for (uint32_t j = i + 1; j < f->nstmt && j - p->last <= gap + 1; j++)
+		if (stmt_is_mma(m, f, j)) {
+			p->last = j;
+			p->mma++;
+		}
+	return true;
+}
+
+/* The epilogue of the last phase p: up to the next label after it, or the
+ * next bra/brx/ret/exit before that, whichever comes first. */
+static void last_epilogue(const Module *m, const Func *f, Phase *p)
+{
+	uint32_t end = f->nstmt;
+	for (uint32_t l = 0; l < f->nlabel; l++) {
+		uint32_t ls = m->labels.v[f->label0 + l].stmt;
+		if (ls > p->last && ls < end)
+			end = ls;
+	}
+	for (uint32_t st = p->last + 1; st < end; st++) {
+		const Stmt *s = func_stmt(m, f, st);
+		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET ||
+		    s->op == OP_EXIT) {
+			end = st;
+			break;
+		}
+	}
+	p->epi_first = p->last + 1;
+	p->epi_last = end - 1;
+}
+
+void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out)
+{
+	memset(out, 0, sizeof(*out));
+	VEC(Phase) ph = {0};
+	Phase p = {0};
+	uint32_t from = 0;
+	while (scan_phase(m, f, gap, from, &p)) {
+		if (ph.n) /* the one before ends where this one starts */
+			ph.v[ph.n - 1].epi_last = p.first - 1;
+		p.number = (uint32_t)ph.n + 1;
+		p.epi_first = p.last + 1;
+		VEC_PUSH(ph, p);
+		from = p.last + 1;
+		memset(&p, 0, sizeof p);
+	}
+	if (ph.n)
+		last_epilogue(m, f, &ph.v[ph.n - 1]);
+	out->v = ph.v;
+	out->n = ph.n;
+}
+
+int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
+                    bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases)
+{
+	Phase p = {0}, next;
+	uint32_t k = 0, from = 0;
+	while ((k < n || !n) && scan_phase(m, f, gap, from, &p)) {
+		k++;
+		from = p.last + 1;
+	}
+	if (!n || k < n) {
+		if (nphases)
+			*nphases = k;
+		return -1;
+	}
+	*first = p.first;
+	if (with_epilogue) {
+		p.epi_first = p.last + 1;
+		if (scan_phase(m, f, gap, p.last + 1, &next))
+			p.epi_last = next.first - 1;
+		else
+			last_epilogue(m, f, &p);
+	}
+	*last = phase_cut_last(&p, with_epilogue);
+	if (nphases)
+		*nphases = k;
+	return 0;
+}
+
+uint32_t phase_cut_last(const Phase *p, bool with_epilogue)
+{
+	return with_epilogue && p->epi_last >= p->epi_first ? p->epi_last : p->last;
+}
+
+uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last)
+{
+	uint32_t n = 0;
+	for (uint32_t i = first; i <= last && i < f->nstmt; i++)
+		n += stmt_is_mma(m, f, i);
+	return n;
+}
+
+int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last)
+{
+	for (uint32_t i = first; i <= last && i < f->nstmt; i++)
+		if (stmt_is_mma(m, f, i))
+			return i;
+	return -1;
+}
+
+bool ana_func_has_mma(const Module *m, const Func *f)
+{
+	return f->nstmt && ana_mma_first(m, f, 0, f->nstmt - 1) >= 0;
+}
+
+/* ---- the locator --------------------------------------------------------- */
+
+int ana_phases(Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
-	memset(out, 0, sizeof(*out));
-	VEC(Phase) ph = {0};
-	VEC(uint32_t) all = {0};   /* mma statement indices, phase by phase */
-	VEC(uint32_t) start = {0}; /* index into all where each phase begins */
-	uint32_t last_mma = 0;
-	for (uint32_t i = 0; i < f->nstmt; i++) {
-		if (!(func_stmt(m, f, i)->flags & STMT_MMA))
-			continue;
-		if (!ph.n || i - last_mma > gap + 1) {
-			Phase p = {0};
-			p.number = (uint32_t)ph.n + 1;
-			p.first = i;
-			VEC_PUSH(ph, p);
-			VEC_PUSH(start, (uint32_t)all.n);
-		}
-		ph.v[ph.n - 1].last = i;
-		ph.v[ph.n - 1].mma++;
-		VEC_PUSH(all, i);
-		last_mma = i;
-	}
-	VEC_PUSH(start, (uint32_t)all.n);
+	PhaseList found;
+	ana_phase_find(m, f, gap, &found);
+	Phase *ph = found.v;
+	size_t nph = found.n;
+	/* the mma statements, phase by phase: all[start[p] .. start[p + 1]) */
+	VEC(uint32_t) all = {0};
+	uint32_t *start = xmalloc((nph + 1) * sizeof(uint32_t));
 	int32_t *phase_of = xcalloc(f->nstmt + 1, sizeof(int32_t));
-	for (size_t p = 0; p < ph.n; p++)
-		for (uint32_t k = start.v[p]; k < start.v[p + 1]; k++)
-			phase_of[all.v[k]] = (int32_t)ph.v[p].number;
+	for (size_t p = 0; p < nph; p++) {
+		start[p] = (uint32_t)all.n;
+		for (uint32_t i = ph[p].first; i <= ph[p].last; i++)
+			if (stmt_is_mma(m, f, i)) {
+				VEC_PUSH(all, i);
+				phase_of[i] = (int32_t)ph[p].number;
+			}
+	}
+	start[nph] = (uint32_t)all.n;
 	Slice sl = {df, phase_of, xcalloc(f->nstmt + 1, sizeof(uint32_t)), 1, NULL, 0, 0, 0, 0, 0, 0};
 	StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
-	for (size_t p = 0; p < ph.n; p++) {
-		Phase *P = &ph.v[p];
-		const uint32_t *mm = all.v + start.v[p];
-		uint32_t nm = start.v[p + 1] - start.v[p];
-		/* epilogue */
-		P->epi_first = P->last + 1;
-		if (p + 1 < ph.n) {
-			P->epi_last = ph.v[p + 1].first - 1;
-		} else {
-			uint32_t end = f->nstmt; /* next label, branch or ret */
-			for (uint32_t l = 0; l < f->nlabel; l++) {
-				uint32_t ls = m->labels.v[f->label0 + l].stmt;
-				if (ls > P->last && ls < end)
-					end = ls;
-			}
-			for (uint32_t st = P->epi_first; st < end; st++) {
-				const Stmt *s = func_stmt(m, f, st);
-				if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET || s->op == OP_EXIT) {
-					end = st;
-					break;
-				}
-			}
-			P->epi_last = end - 1;
-		}
+	for (size_t p = 0; p < nph; p++) {
+		Phase *P = &ph[p];
+		const uint32_t *mm = all.v + start[p];
+		uint32_t nm = start[p + 1] - start[p];
 		/* chains, tiles */
 		uint8_t *chained = xcalloc(nm + 1, 1);
 		uint32_t run = 1, best = 1;
@@ -750,22 +861,21 @@ int ana_phases(const Dataflow *df, unsigned gap, PhaseList *out, Err *e)
 		P->chains = P->mma / best;
 		P->k = P->inst_k * best;
 		P->banded = P->m_tiles * P->n_tiles != P->mma;
-		classify_a(df, P, mm, nm, phase_of, &sl, ph.v);
+		classify_a(df, P, mm, nm, phase_of, &sl, ph);
 		classify_c(df, P, mm, nm, chained, phase_of);
 		classify_b(df, P, mm, nm);
 		free(chained);
 	}
-	for (size_t p = 0; p < ph.n; p++)
-		classify_epilogue(df, &ph.v[p], p + 1 < ph.n ? &ph.v[p + 1] : NULL);
+	for (size_t p = 0; p < nph; p++)
+		classify_epilogue(df, &ph[p], p + 1 < nph ? &ph[p + 1] : NULL);
 	sb_release(&a);
 	sb_release(&b);
 	free(sl.seen);
 	free(sl.stack);
 	free(phase_of);
+	free(start);
 	VEC_FREE(all);
-	VEC_FREE(start);
-	out->v = ph.v;
-	out->n = ph.n;
+	*out = found;
 	(void)e;
 	return 0;
 }
@@ -782,7 +892,7 @@ void phases_release(PhaseList *pl)
 	pl->n = 0;
 }
 
-/* ---- several functions at once -------------------------------------------- */
+/* ---- several functions at once ------------------------------------------- */
 
 typedef struct {
 	const Module *m;
@@ -815,8 +925,8 @@ static void *phases_worker(void *arg)
 
 static int by_size_desc(const void *a, const void *b, void *ctx)
 {
-	const Func *const *fns = ctx;
-	uint32_t x = fns[*(const uint32_t *)a]->nstmt, y = fns[*(const uint32_t *)b]->nstmt;
+	const PhaseJobs *q = ctx;
+	uint32_t x = q->fns[*(const uint32_t *)a]->nstmt, y = q->fns[*(const uint32_t *)b]->nstmt;
 	return x > y ? -1 : x < y;
 }
 
@@ -844,7 +954,7 @@ void ana_phases_funcs(const Module *m, const Func *const *fns, size_t n, unsigne
 		free(order);
 		return;
 	}
-	qsort_r(order, n, sizeof(uint32_t), by_size_desc, (void *)fns);
+	qsort_r(order, n, sizeof(uint32_t), by_size_desc, &q);
 	pthread_t *th = xmalloc(jobs * sizeof(pthread_t));
 	unsigned started = 0;
 	for (unsigned j = 1; j < jobs; j++)

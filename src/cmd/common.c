@@ -4,6 +4,7 @@
 #include "cmd.h"
 
 #include <stdarg.h>
+#include "ana/ana.h"
 #include "ptx/parse.h"
 
 #include <errno.h>
@@ -68,10 +69,7 @@ const Func *cmd_pick_func(const Module *m, const char *entry)
 			continue;
 		bodies++;
 		only = f;
-		int mma = 0;
-		for (uint32_t k = 0; k < f->nstmt && !mma; k++)
-			mma = (func_stmt(m, f, k)->flags & STMT_MMA) != 0;
-		if (mma) {
+		if (ana_func_has_mma(m, f)) {
 			with_mma++;
 			only_mma = f;
 		}

@@ -81,28 +81,12 @@ int cmd_grep(int argc, char **argv)
 		if ((f->flags & FNF_DECL) || (only && f != only))
 			continue;
 		uint32_t a = 0, b = f->nstmt ? f->nstmt - 1 : 0;
-		if (phase) {
-			Err e = ERR_INIT;
-			Dataflow *df = df_build(m, f, &e);
-			PhaseList pl = {0};
-			if (!df || ana_phases(df, 0, &pl, &e) < 0) {
-				rc = cmd_fail("%s", err_msg(&e));
-				df_free(df);
-				err_release(&e);
-				goto out;
-			}
-			if (phase > pl.n) {
-				rc = cmd_fail("grep: phase %u does not exist: '%.*s' has %zu phases", phase,
-				              (int)f->name.len, m->src + f->name.off, pl.n);
-				phases_release(&pl);
-				df_free(df);
-				goto out;
-			}
-			a = pl.v[phase - 1].first;
-			b = pl.v[phase - 1].last;
-			phases_release(&pl);
-			df_free(df);
-			err_release(&e);
+		size_t n = 0;
+		if (phase && ana_phase_range(m, f, 0, phase, false, &a, &b, &n) < 0) {
+			rc = cmd_fail(
+			    "grep: phase %u does not exist: '%.*s' has %zu phases", phase,
+			    (int)f->name.len, m->src + f->name.off, n);
+			goto out;
 		}
 		unsigned hits = 0;
 		for (uint32_t i = a; f->nstmt && i <= b; i++) {

@@ -203,13 +203,8 @@ int cmd_phases(int argc, char **argv)
 	} else {
 		for (size_t i = 0; i < m->funcs.n; i++) {
 			const Func *f = &m->funcs.v[i];
-			if (f->flags & FNF_DECL)
-				continue;
-			for (uint32_t k = 0; k < f->nstmt; k++)
-				if (func_stmt(m, f, k)->flags & STMT_MMA) {
-					VEC_PUSH(fns, f);
-					break;
-				}
+			if (!(f->flags & FNF_DECL) && ana_func_has_mma(m, f))
+				VEC_PUSH(fns, f);
 		}
 	}
 	int rc = EXIT_OK;

@@ -95,7 +95,7 @@ int cmd_report(int argc, char **argv)
 	StrBuf prov = STRBUF_INIT, valid = STRBUF_INIT;
 	for (size_t i = 0; i < pl.n; i++) {
 		const Phase *p = &pl.v[i];
-		uint32_t last = p->epi_last >= p->epi_first ? p->epi_last : p->last;
+		uint32_t last = phase_cut_last(p, true);
 		CutInterface cut;
 		if (df_cut(df, p->first, last, &cut, &e) < 0) {
 			rc = cmd_fail("%s", err_msg(&e));

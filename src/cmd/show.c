@@ -14,9 +14,9 @@ static const char usage_str[] = "d4r-splice show MODULE [--entry NAME] (--phase 
                                 "[--epilogue] [--live] [--context K] [--gap N]";
 
 /* Prints the interface and memory effects of [a, b]; 0 or -1 with e set. */
-int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e);
+int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e);
 
-int show_cut(const Dataflow *df, uint32_t a, uint32_t b, Err *e)
+int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -109,30 +109,18 @@ int cmd_show(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	Err e = ERR_INIT;
-	Dataflow *df = df_build(m, f, &e);
+	Dataflow *df = NULL;
 	int rc = EXIT_OK;
 	uint32_t a = 0, b = 0;
-	if (!df) {
-		rc = cmd_fail("%s", err_msg(&e));
-		goto out;
-	}
 	if (phase) {
-		PhaseList pl;
-		if (ana_phases(df, gap, &pl, &e) < 0) {
-			rc = cmd_fail("%s", err_msg(&e));
+		size_t n = 0;
+		if (ana_phase_range(m, f, gap, phase, with_epi, &a, &b, &n) < 0) {
+			rc = cmd_fail(
+			    "show: phase %u does not exist: '%.*s' has %zu phase%s",
+			    phase, (int)f->name.len, m->src + f->name.off, n,
+			    n == 1 ? "" : "s");
 			goto out;
 		}
-		if (phase > pl.n) {
-			rc = cmd_fail("show: phase %u does not exist: '%.*s' has %zu phase%s", phase,
-			              (int)f->name.len, m->src + f->name.off, pl.n, pl.n == 1 ? "" : "s");
-			phases_release(&pl);
-			goto out;
-		}
-		a = pl.v[phase - 1].first;
-		b = with_epi && pl.v[phase - 1].epi_last >= pl.v[phase - 1].epi_first
-		        ? pl.v[phase - 1].epi_last
-		        : pl.v[phase - 1].last;
-		phases_release(&pl);
 	} else if (cmd_parse_range(stmts, &a, &b) < 0) {
 		rc = cmd_fail("show: --stmts wants A:B (statement numbers, A <= B), not '%s'", stmts);
 		goto out;
@@ -154,7 +142,7 @@ int cmd_show(int argc, char **argv)
 		printf("%c s%-6u L%-7u %s\n", (i < a || i > b) ? ' ' : '>', i, s->line, t.p);
 	}
 	sb_release(&t);
-	if (live && show_cut(df, a, b, &e) < 0)
+	if (live && (!(df = df_build(m, f, &e)) || show_cut(df, a, b, &e) < 0))
 		rc = cmd_fail("%s", err_msg(&e));
 out:
 	df_free(df);

@@ -109,18 +109,6 @@ static bool outside_kept(const SpliceResult *res, const char *orig, size_t n)
 	       !memcmp(res->text.p + res->text.n - suf, orig + n - suf, suf);
 }
 
-/* The phases of entry f (named ename); on failure prints a FAIL line. */
-static int entry_phases(const Module *m, const Func *f, const char *ename, PhaseList *pl, Err *e)
-{
-	memset(pl, 0, sizeof *pl);
-	Dataflow *df = df_build(m, f, e);
-	int rc = df && ana_phases(df, 0, pl, e) == 0 ? 0 : -1;
-	df_free(df);
-	if (rc < 0)
-		printf("FAIL  %s: %s\n", ename, err_msg(e));
-	return rc;
-}
-
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
                                 const char *check, const char *arch_opt)
 {
@@ -143,11 +131,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			continue;
 		char *ename = xstrndup(fname.p, fname.n);
 		PhaseList pl;
-		if (entry_phases(m0, f0, ename, &pl, &e) < 0) {
-			failed++;
-			free(ename);
-			continue;
-		}
+		ana_phase_find(m0, f0, 0, &pl);
 		if (!pl.n) {
 			free(ename);
 			continue;
@@ -257,11 +241,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			continue;
 		char *ename = xstrndup(fname.p, fname.n);
 		PhaseList pl;
-		if (entry_phases(m, f, ename, &pl, &e) < 0) {
-			failed++;
-			free(ename);
-			continue;
-		}
+		ana_phase_find(m, f, 0, &pl);
 		for (size_t p = 0; p < pl.n; p++) {
 			Recipe r;
 			char hex[65];

@@ -99,21 +99,14 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	bool have_cut = false;
 	VEC(Named) nm = {0};
 	cJSON *root = NULL;
+	size_t nph = 0;
 	if (req->phase) {
-		PhaseList pl = {0};
-		if (ana_phases(df, 0, &pl, e) < 0)
-			goto out;
-		if (req->phase > pl.n) {
-			err_set(e, "phase %u: '%s' has %zu mma phases", req->phase, req->entry, pl.n);
-			phases_release(&pl);
+		if (ana_phase_range(m, f, 0, req->phase, req->with_epilogue, &first,
+		                    &last, &nph) < 0) {
+			err_set(e, "phase %u: '%s' has %zu mma phases", req->phase,
+			        req->entry, nph);
 			goto out;
 		}
-		const Phase *ph = &pl.v[req->phase - 1];
-		first = ph->first;
-		last = ph->last;
-		if (req->with_epilogue && ph->epi_last >= ph->epi_first)
-			last = ph->epi_last;
-		phases_release(&pl);
 	} else if (last >= f->nstmt || first > last) {
 		err_set(e, "statements s%u..s%u: '%s' has %u statements", first, last, req->entry,
 		        f->nstmt);
@@ -315,9 +308,7 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	splice_cut_text(m, f, first, last, &txt);
 	char hex[65];
 	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
-	uint32_t mma = 0;
-	for (uint32_t i = first; i <= last; i++)
-		mma += (func_stmt(m, f, i)->flags & STMT_MMA) != 0;
+	uint32_t mma = ana_mma_count(m, f, first, last);
 	cJSON *g = cJSON_AddObjectToObject(root, "guards");
 	cJSON_AddNumberToObject(g, "mma", mma);
 	cJSON_AddStringToObject(g, "sha256", hex);

@@ -4,7 +4,7 @@
  * The order of the work is the order of the checks a user wants to see
  * fail first:
  *
- *   1. the function and the cut: phase N (ana_phases), with its epilogue,
+ *   1. the function and the cut: phase N (ana_phase_range), with its epilogue,
  *      or an explicit statement range;
  *   2. the guards: mma count, sha256 of the cut's normalised text, the
  *      first/last anchors.  A stale recipe stops here, showing what it
@@ -214,8 +214,11 @@ static void fresh_prefix(const Module *m, const Func *f, char out[32])
 
 /* ---- 1. the cut -------------------------------------------------------------- */
 
-static int resolve_cut(const Module *m, const Func *f, const Dataflow *df, const Recipe *r,
-                       uint32_t *first, uint32_t *last, Err *e)
+/* The cut of recipe r in f: its explicit statement range, or phase N (with
+ * its epilogue if the recipe says so) as src/ana defines a phase, found
+ * from the statement flags: no dataflow is needed for a range. */
+static int resolve_cut(const Module *m, const Func *f, const Recipe *r, uint32_t *first,
+                       uint32_t *last, Err *e)
 {
 	const char *fname = mod_str(m, f->name).p;
 	int fl = (int)f->name.len;
@@ -227,44 +230,10 @@ static int resolve_cut(const Module *m, const Func *f, const Dataflow *df, const
 		*last = r->last;
 		return 0;
 	}
-	if (!r->with_epilogue) {
-		/* Only the range is needed: a phase is a maximal run of consecutive
-		 * mma statements (d4r-splice(1), Definitions), found by one pass over
-		 * the statement flags.  ana_phases derives every gemm field and
-		 * operand source as well, which costs several times the parse on a
-		 * big kernel; it is called for the epilogue only. */
-		uint32_t n = 0;
-		for (uint32_t i = 0; i < f->nstmt; i++) {
-			if (!(st(m, f, i)->flags & STMT_MMA))
-				continue;
-			uint32_t j = i;
-			while (j + 1 < f->nstmt && (st(m, f, j + 1)->flags & STMT_MMA))
-				j++;
-			if (++n == r->phase) {
-				*first = i;
-				*last = j;
-				return 0;
-			}
-			i = j;
-		}
-		return err_set(e, "%s: cut phase %u: '%.*s' has %u mma phases", r->path, r->phase, fl,
-		               fname, n);
-	}
-	PhaseList pl = {0};
-	if (ana_phases(df, 0, &pl, e) < 0)
-		return -1;
-	if (r->phase > pl.n) {
-		err_set(e, "%s: cut phase %u: '%.*s' has %zu mma phases", r->path, r->phase, fl, fname,
-		        pl.n);
-		phases_release(&pl);
-		return -1;
-	}
-	const Phase *ph = &pl.v[r->phase - 1];
-	*first = ph->first;
-	*last = ph->last;
-	if (r->with_epilogue && ph->epi_last >= ph->epi_first && ph->epi_last != UINT32_MAX)
-		*last = ph->epi_last;
-	phases_release(&pl);
+	size_t n = 0;
+	if (ana_phase_range(m, f, 0, r->phase, r->with_epilogue, first, last, &n) < 0)
+		return err_set(e, "%s: cut phase %u: '%.*s' has %zu mma phases", r->path,
+		               r->phase, fl, fname, n);
 	return 0;
 }
 
@@ -295,9 +264,7 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 	StrBuf text = STRBUF_INIT, bad = STRBUF_INIT, fs = STRBUF_INIT, ls = STRBUF_INIT;
 	splice_cut_text(m, f, first, last, &text);
 	sha256_hex(text.p ? text.p : "", text.n, res->sha256);
-	uint32_t mma = 0;
-	for (uint32_t i = first; i <= last; i++)
-		mma += (st(m, f, i)->flags & STMT_MMA) != 0;
+	uint32_t mma = ana_mma_count(m, f, first, last);
 	res->mma = mma;
 	stmt_normalized(m, st(m, f, first), &fs);
 	stmt_normalized(m, st(m, f, last), &ls);
@@ -396,7 +363,7 @@ static bool in_cutregs(const CutReg *v, size_t n, uint32_t reg)
 	return false;
 }
 
-static int check_bindings(const Dataflow *df, const Template *t, const Recipe *r,
+static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
                           const CutInterface *cut, const char *entry, Err *e)
 {
 	const Module *m = df_module(df);
@@ -613,7 +580,7 @@ static bool idset_has(const IdSet *s, uint32_t id)
 }
 
 /* The built-in templates: the cut's own text, temporaries renamed. */
-static int render_builtin(const Dataflow *df, const CutInterface *cut, bool perturb,
+static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
                           const char *prefix, bool scoped, Region *rg, SpliceResult *res, Err *e)
 {
 	const Module *m = df_module(df);
@@ -691,6 +658,8 @@ static int render_builtin(const Dataflow *df, const CutInterface *cut, bool pert
 	VEC(size_t) name_off = {0};
 	bool perturbed = false;
 	char pert[256] = "";
+	/* perturb changes the cut's first mma */
+	int64_t pert_at = perturb ? ana_mma_first(m, f, cut->first, cut->last) : -1;
 	for (uint32_t i = cut->first; i <= cut->last; i++) {
 		const Stmt *s = st(m, f, i);
 		uint32_t a, b;
@@ -713,7 +682,7 @@ static int render_builtin(const Dataflow *df, const CutInterface *cut, bool pert
 			Repl r = {o->off, (uint32_t)ri->name.n, NULL, names.n - name_off.v[name_off.n - 1]};
 			VEC_PUSH(rp, r);
 		}
-		if (perturb && !perturbed && (s->flags & STMT_MMA)) {
+		if ((int64_t)i == pert_at) {
 			/* add 1.0 to the first D register, right after the mma, on its line */
 			const Operand *d = stmt_opd(m, s, 0);
 			uint32_t di = stmt_opd_index(m, s, 0);
@@ -827,7 +796,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		return -1;
 
 	uint32_t first = 0, last = 0;
-	if (resolve_cut(m, f, df, r, &first, &last, e) < 0)
+	if (resolve_cut(m, f, r, &first, &last, e) < 0)
 		goto out;
 	res->first = first;
 	res->last = last;

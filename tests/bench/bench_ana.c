@@ -34,14 +34,6 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int has_mma(const Module *m, const Func *f)
-{
-	for (uint32_t i = 0; i < f->nstmt; i++)
-		if (func_stmt(m, f, i)->flags & STMT_MMA)
-			return 1;
-	return 0;
-}
-
 /* Seconds for dataflow + phases over every function with mma, on `jobs`
  * threads (0: one per CPU), as the phases verb runs them. */
 static double phases_time(const Module *m, unsigned jobs)
@@ -50,7 +42,7 @@ static double phases_time(const Module *m, unsigned jobs)
 	VEC(const Func *) fns = {0};
 	for (size_t i = 0; i < m->funcs.n; i++) {
 		const Func *f = &m->funcs.v[i];
-		if (!(f->flags & FNF_DECL) && has_mma(m, f))
+		if (!(f->flags & FNF_DECL) && ana_func_has_mma(m, f))
 			VEC_PUSH(fns, f);
 	}
 	FuncPhases *res = xcalloc(fns.n + 1, sizeof(FuncPhases));
@@ -138,7 +130,8 @@ int main(int argc, char **argv)
 			m = mm;
 			if (r == 0)
 				for (size_t i = 0; i < m->funcs.n && !row.mma; i++)
-					row.mma = !(m->funcs.v[i].flags & FNF_DECL) && has_mma(m, &m->funcs.v[i]);
+					row.mma = !(m->funcs.v[i].flags & FNF_DECL) &&
+					          ana_func_has_mma(m, &m->funcs.v[i]);
 			double t1 = phases_time(m, 1), tn = ncpu() > 1 ? phases_time(m, 0) : t1;
 			if (t1 < row.one)
 				row.one = t1;
@@ -196,7 +189,8 @@ int main(int argc, char **argv)
 			continue;
 		Module *m = ptx_parse(argv[a], mf.p, mf.n, &e);
 		for (size_t i = 0; m && i < m->funcs.n; i++)
-			if (m->funcs.v[i].nstmt > bn && has_mma(m, &m->funcs.v[i])) {
+			if (m->funcs.v[i].nstmt > bn &&
+			    ana_func_has_mma(m, &m->funcs.v[i])) {
 				bn = m->funcs.v[i].nstmt;
 				bf = argv[a];
 			}
@@ -211,7 +205,7 @@ int main(int argc, char **argv)
 	Module *m = ptx_parse(bf, mf.p, mf.n, &e);
 	const Func *f = NULL;
 	for (size_t i = 0; m && i < m->funcs.n; i++)
-		if (m->funcs.v[i].nstmt == bn && has_mma(m, &m->funcs.v[i]))
+		if (m->funcs.v[i].nstmt == bn && ana_func_has_mma(m, &m->funcs.v[i]))
 			f = &m->funcs.v[i];
 	double t0 = now_seconds();
 	Dataflow *df = f ? df_build(m, f, &e) : NULL;
@@ -220,7 +214,7 @@ int main(int argc, char **argv)
 	if (df && ana_phases(df, 0, &pl, &e) == 0 && pl.n) {
 		double *t = calloc(pl.n, sizeof(double));
 		for (size_t p = 0; p < pl.n; p++) {
-			uint32_t last = pl.v[p].epi_last >= pl.v[p].epi_first ? pl.v[p].epi_last : pl.v[p].last;
+			uint32_t last = phase_cut_last(&pl.v[p], true);
 			CutInterface c;
 			double c0 = now_seconds();
 			if (df_cut(df, pl.v[p].first, last, &c, &e) == 0)

@@ -120,9 +120,8 @@ int main(int argc, char **argv)
 			uint32_t most = 0;
 			for (size_t k = 0; k < m->funcs.n; k++) {
 				const Func *g = &m->funcs.v[k];
-				uint32_t n = 0;
-				for (uint32_t j = 0; j < g->nstmt; j++)
-					n += (func_stmt(m, g, j)->flags & STMT_MMA) != 0;
+				uint32_t n =
+				    g->nstmt ? ana_mma_count(m, g, 0, g->nstmt - 1) : 0;
 				if (n > most) {
 					most = n;
 					f = g;
@@ -134,18 +133,15 @@ int main(int argc, char **argv)
 			}
 		} else
 			f = mod_func_find(m, str_c(entry));
-		Dataflow *df = f ? df_build(m, f, &e) : NULL;
-		PhaseList pl = {0};
-		if (!df || ana_phases(df, 0, &pl, &e) < 0 || phase < 1 || phase > pl.n) {
-			fprintf(stderr, "no phase %u of '%s' (%s)\n", phase, entry, err_msg(&e));
-			return 2;
-		}
 		Recipe r;
 		memset(&r, 0, sizeof r);
+		if (!f ||
+		    ana_phase_range(m, f, 0, phase, false, &r.first, &r.last, NULL) < 0) {
+			fprintf(stderr, "no phase %u of '%s'\n", phase, entry);
+			return 2;
+		}
 		r.path = (char *)"(bench)";
 		r.cut = CUT_STMTS;
-		r.first = pl.v[phase - 1].first;
-		r.last = pl.v[phase - 1].last;
 		r.tkind = TPL_IDENTITY;
 		r.template_name = (char *)"identity";
 		StrBuf txt = STRBUF_INIT;
@@ -155,11 +151,9 @@ int main(int argc, char **argv)
 		sb_release(&txt);
 		r.sha256 = hex;
 		char label[64];
-		snprintf(label, sizeof label, "identity, phase %u (%u mma, s%u)", phase, pl.v[phase - 1].mma,
-		         r.first);
+		snprintf(label, sizeof label, "identity, phase %u (%u mma, s%u)", phase,
+		         ana_mma_count(m, f, r.first, r.last), r.first);
 		rc = one(&mf, label, &r, entry, runs);
-		phases_release(&pl);
-		df_free(df);
 		free(auto_name);
 	} else {
 		for (int k = i + 2; k < argc; k++) {

@@ -305,6 +305,33 @@ static void test_addr__deep_chain_stops(void **state)
 	sb_release(&src);
 }
 
+/* addr_cached: the resolved Addr, kept for the life of the Dataflow (the
+ * same pointer each time), NULL for what did not resolve or is no memory
+ * access. */
+static void test_addr__cached(void **state)
+{
+	Fx x = fx(HEAD ENTRY
+	          "\tld.param.u64 %rd1, [k_p0+40];\n"            /* 0 */
+	          "\tld.global.u32 %r1, [%rd1+8];\n"             /* 1 */
+	          "\tld.global.u32 %r2, [%rd9];\n"               /* 2: %rd9 never defined */
+	          "\tmov.u32 %r3, %r1;\n"                        /* 3 */
+	          "\tret;\n}\n");
+	const Addr *a = addr_cached(x.df, 1);
+	assert_non_null(a);
+	assert_int_equal(a->base, AB_PARAM);
+	assert_int_equal(a->param_off, 40);
+	assert_int_equal(a->offset, 8);
+	assert_ptr_equal(addr_cached(x.df, 1), a);
+	Addr b = resolve(&x, 1, 1);
+	assert_int_equal(b.offset, a->offset);
+	assert_null(addr_cached(x.df, 2));
+	resolve(&x, 2, 0);
+	assert_null(addr_cached(x.df, 3));
+	assert_null(addr_cached(x.df, 99));
+	(void)state;
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_addr__stops_without_guessing),
 		cmocka_unit_test(test_addr__integer_params_vectors_shfl_cvt),
 		cmocka_unit_test(test_addr__deep_chain_stops),
+		cmocka_unit_test(test_addr__cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -790,6 +790,43 @@ static void test_dataflow__brx_reaches_every_label(void **state)
 	fx_free(&x);
 }
 
+/* df_cache: one cache per type, made on first use, the same pointer after,
+ * freed by df_free. */
+static int cache_made, cache_freed;
+
+static void *cache_make(Dataflow *df)
+{
+	cache_made++;
+	uint32_t *p = malloc(sizeof *p);
+	*p = df_nstmt(df);
+	return p;
+}
+
+static void cache_free(void *p)
+{
+	cache_freed++;
+	free(p);
+}
+
+static void test_dataflow__cache_slots(void **state)
+{
+	(void)state;
+	static const DfCacheType one = {cache_make, cache_free}, two = {cache_make, cache_free};
+	cache_made = cache_freed = 0;
+	Fx x = fx(HEAD ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n"
+	          "\tmov.u32 %r1, 1;\n\tmov.u32 %r2, %r1;\n\tret;\n}\n");
+	uint32_t *a = df_cache(x.df, &one);
+	assert_int_equal(*a, 3);
+	assert_ptr_equal(df_cache(x.df, &one), a);
+	assert_int_equal(cache_made, 1);
+	uint32_t *b = df_cache(x.df, &two);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(cache_made, 2);
+	assert_int_equal(cache_freed, 0);
+	fx_free(&x);
+	assert_int_equal(cache_freed, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -813,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__rw_dependency),
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
+		cmocka_unit_test(test_dataflow__cache_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

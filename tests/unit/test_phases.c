@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ana/ana.h"
@@ -217,6 +219,240 @@ static void test_phases__no_mma(void **state)
 	unload(&x);
 }
 
+/* ---- the definition alone: ana_phase_find and ana_phase_range ------------- */
+
+#define MMA_R MMA "{%r2, %r3}, {%r1, %r1, %r1, %r1}, {%r1, %r1}, {%r1, %r1};\n"
+
+/* mma at s2, s3, s6, s8, s12, s13; a label before s8, a branch inside the
+ * third epilogue, and the last epilogue ended by a branch (s16) */
+static const char ranges_src[] =
+	".version 8.7\n.target sm_89\n.address_size 64\n"
+	".visible .entry r(.param .u32 r_param_0)\n{\n"
+	"  .reg .pred %p<4>;\n  .reg .b32 %r<40>;\n"
+	"  ld.param.u32 %r1, [r_param_0];\n" /* s0 */
+	"  setp.eq.u32 %p1, %r1, 0;\n"       /* s1 */
+	"  " MMA_R                            /* s2 */
+	"  " MMA_R                            /* s3 */
+	"  add.s32 %r9, %r9, 1;\n"           /* s4 */
+	"  add.s32 %r9, %r9, 2;\n"           /* s5 */
+	"  " MMA_R                            /* s6 */
+	"  add.s32 %r10, %r10, 1;\n"         /* s7 */
+	"$L1:\n"
+	"  " MMA_R                            /* s8 */
+	"  mov.b32 %r11, 0;\n"               /* s9 */
+	"  @%p1 bra $L2;\n"                  /* s10 */
+	"  mov.b32 %r12, 1;\n"               /* s11 */
+	"  " MMA_R                            /* s12 */
+	"  " MMA_R                            /* s13 */
+	"  add.s32 %r13, %r13, 1;\n"         /* s14 */
+	"  add.s32 %r13, %r13, 2;\n"         /* s15 */
+	"  @%p1 bra $L1;\n"                  /* s16 */
+	"$L2:\n"
+	"  ret;\n"                           /* s17 */
+	"}\n";
+
+typedef struct {
+	uint32_t first, last, mma, epi_first, epi_last;
+} Want;
+
+/* ana_phase_find, ana_phase_range (both cuts) and ana_phases of `src`
+ * with `gap` give the phases in want[0..n). */
+static void check_ranges(const char *src, unsigned gap, const Want *want, size_t n)
+{
+	Fix x;
+	load(&x, src, gap);
+	const Func *f = &x.m->funcs.v[0];
+	PhaseList found;
+	ana_phase_find(x.m, f, gap, &found);
+	assert_int_equal(found.n, n);
+	assert_int_equal(x.pl.n, n);
+	for (size_t i = 0; i < n; i++) {
+		const Phase *lists[2] = {&found.v[i], &x.pl.v[i]};
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(lists[k]->number, i + 1);
+			assert_int_equal(lists[k]->first, want[i].first);
+			assert_int_equal(lists[k]->last, want[i].last);
+			assert_int_equal(lists[k]->mma, want[i].mma);
+			assert_int_equal(lists[k]->epi_first, want[i].epi_first);
+			assert_int_equal(lists[k]->epi_last, want[i].epi_last);
+		}
+		uint32_t a = 99, b = 99;
+		size_t np = 0;
+		assert_int_equal(ana_phase_range(x.m, f, gap, (uint32_t)i + 1, false, &a, &b, &np), 0);
+		assert_int_equal(a, want[i].first);
+		assert_int_equal(b, want[i].last);
+		assert_int_equal(np, i + 1);
+		uint32_t epi_end = want[i].epi_last >= want[i].epi_first ? want[i].epi_last : want[i].last;
+		assert_int_equal(ana_phase_range(x.m, f, gap, (uint32_t)i + 1, true, &a, &b, NULL), 0);
+		assert_int_equal(a, want[i].first);
+		assert_int_equal(b, epi_end);
+		assert_int_equal(phase_cut_last(&found.v[i], true), epi_end);
+		assert_int_equal(phase_cut_last(&found.v[i], false), want[i].last);
+		assert_int_equal(ana_mma_count(x.m, f, want[i].first, epi_end), want[i].mma);
+		assert_int_equal(ana_mma_first(x.m, f, want[i].first, epi_end), want[i].first);
+	}
+	/* past the last phase, and phase 0: -1 and how many there are */
+	uint32_t a = 99, b = 99;
+	size_t np = 99;
+	assert_int_equal(ana_phase_range(x.m, f, gap, (uint32_t)n + 1, true, &a, &b, &np), -1);
+	assert_int_equal(np, n);
+	assert_int_equal(a, 99);
+	np = 99;
+	assert_int_equal(ana_phase_range(x.m, f, gap, 0, false, &a, &b, &np), -1);
+	assert_int_equal(np, n);
+	phases_release(&found);
+	unload(&x);
+}
+
+static void test_phases__ranges(void **state)
+{
+	(void)state;
+	/* gap 0: four phases; the third epilogue runs through the branch at
+	 * s10 to the next phase, the last one stops before the branch at s16 */
+	static const Want g0[] = {
+		{2, 3, 2, 4, 5}, {6, 6, 1, 7, 7}, {8, 8, 1, 9, 11}, {12, 13, 2, 14, 15}};
+	check_ranges(ranges_src, 0, g0, 4);
+	/* gap 1: s6 and s8 (one statement apart) are one phase */
+	static const Want g1[] = {{2, 3, 2, 4, 5}, {6, 8, 2, 9, 11}, {12, 13, 2, 14, 15}};
+	check_ranges(ranges_src, 1, g1, 3);
+	/* gap 2: s3 and s6 too */
+	static const Want g2[] = {{2, 8, 4, 9, 11}, {12, 13, 2, 14, 15}};
+	check_ranges(ranges_src, 2, g2, 2);
+	/* gap 3: one phase */
+	static const Want g3[] = {{2, 13, 6, 14, 15}};
+	check_ranges(ranges_src, 3, g3, 1);
+	/* the kernel above: the last epilogue stops before ret */
+	static const Want k0[] = {{12, 15, 4, 16, 22}, {23, 24, 2, 25, 26}, {27, 29, 3, 30, 31}};
+	check_ranges(kernel, 0, k0, 3);
+}
+
+static void test_phases__last_epilogue_ends(void **state)
+{
+	(void)state;
+	/* at a label */
+	static const char at_label[] =
+		".version 8.7\n.target sm_89\n.address_size 64\n"
+		".visible .entry l()\n{\n  .reg .pred %p<4>;\n  .reg .b32 %r<40>;\n"
+		"  mov.b32 %r1, 0;\n"         /* s0 */
+		"  " MMA_R                     /* s1 */
+		"  add.s32 %r9, %r9, 1;\n"    /* s2 */
+		"  add.s32 %r9, %r9, 2;\n"    /* s3 */
+		"$L9:\n"
+		"  add.s32 %r9, %r9, 3;\n"    /* s4 */
+		"  exit;\n"                   /* s5 */
+		"}\n";
+	static const Want l[] = {{1, 1, 1, 2, 3}};
+	check_ranges(at_label, 0, l, 1);
+	/* at exit */
+	static const char at_exit[] =
+		".version 8.7\n.target sm_89\n.address_size 64\n"
+		".visible .entry x()\n{\n  .reg .b32 %r<40>;\n"
+		"  mov.b32 %r1, 0;\n"         /* s0 */
+		"  " MMA_R                     /* s1 */
+		"  add.s32 %r9, %r9, 1;\n"    /* s2 */
+		"  exit;\n"                   /* s3 */
+		"  add.s32 %r9, %r9, 3;\n"    /* s4 */
+		"  ret;\n"                    /* s5 */
+		"}\n";
+	static const Want x[] = {{1, 1, 1, 2, 2}};
+	check_ranges(at_exit, 0, x, 1);
+	/* empty: ret right after the phase; the cut with its epilogue is the
+	 * phase alone */
+	static const char empty[] =
+		".version 8.7\n.target sm_89\n.address_size 64\n"
+		".visible .entry e()\n{\n  .reg .b32 %r<40>;\n"
+		"  mov.b32 %r1, 0;\n"         /* s0 */
+		"  " MMA_R                     /* s1 */
+		"  " MMA_R                     /* s2 */
+		"  ret;\n"                    /* s3 */
+		"}\n";
+	static const Want e[] = {{1, 2, 2, 3, 2}};
+	check_ranges(empty, 0, e, 1);
+	/* no statement after the phase at all */
+	static const char at_end[] =
+		".version 8.7\n.target sm_89\n.address_size 64\n"
+		".visible .entry z()\n{\n  .reg .b32 %r<40>;\n"
+		"  mov.b32 %r1, 0;\n"         /* s0 */
+		"  " MMA_R                     /* s1 */
+		"}\n";
+	static const Want z[] = {{1, 1, 1, 2, 1}};
+	check_ranges(at_end, 0, z, 1);
+}
+
+static void test_phases__mma_queries(void **state)
+{
+	(void)state;
+	Fix x;
+	load(&x, ranges_src, 0);
+	const Func *f = &x.m->funcs.v[0];
+	assert_true(ana_func_has_mma(x.m, f));
+	assert_int_equal(ana_mma_count(x.m, f, 0, 17), 6);
+	assert_int_equal(ana_mma_count(x.m, f, 4, 5), 0);
+	assert_int_equal(ana_mma_count(x.m, f, 3, 8), 3);
+	assert_int_equal(ana_mma_first(x.m, f, 0, 17), 2);
+	assert_int_equal(ana_mma_first(x.m, f, 9, 17), 12);
+	assert_int_equal(ana_mma_first(x.m, f, 14, 17), -1);
+	unload(&x);
+	static const char none[] = ".version 8.7\n.target sm_89\n.address_size 64\n"
+	                           ".visible .entry n()\n{\n  ret;\n}\n";
+	load(&x, none, 0);
+	assert_false(ana_func_has_mma(x.m, &x.m->funcs.v[0]));
+	unload(&x);
+}
+
+/* On the enc4 stand-in, phase N's range from the flags (with and without
+ * its epilogue, several gaps) is the range ana_phases reports. */
+static void test_phases__range_agrees_enc4(void **state)
+{
+	(void)state;
+	const char *top = getenv("D4R_TOP");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/corpus/enc4/enc4.ptx", top ? top : ".");
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		skip();
+	StrBuf src = STRBUF_INIT;
+	char buf[1 << 16];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof buf, fp)) > 0)
+		sb_addn(&src, buf, k);
+	fclose(fp);
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("enc4.ptx", src.p, src.n, &e);
+	assert_non_null(m);
+	size_t total = 0;
+	for (unsigned gap = 0; gap <= 4; gap += 2) {
+		for (size_t fi = 0; fi < m->funcs.n; fi++) {
+			const Func *f = &m->funcs.v[fi];
+			if (f->flags & FNF_DECL)
+				continue;
+			Dataflow *df = df_build(m, f, &e);
+			assert_non_null(df);
+			PhaseList pl;
+			assert_int_equal(ana_phases(df, gap, &pl, &e), 0);
+			for (size_t i = 0; i < pl.n; i++) {
+				uint32_t a, b;
+				assert_int_equal(ana_phase_range(m, f, gap, (uint32_t)i + 1, false, &a, &b, NULL), 0);
+				assert_int_equal(a, pl.v[i].first);
+				assert_int_equal(b, pl.v[i].last);
+				assert_int_equal(ana_phase_range(m, f, gap, (uint32_t)i + 1, true, &a, &b, NULL), 0);
+				assert_int_equal(a, pl.v[i].first);
+				assert_int_equal(b, pl.v[i].epi_last >= pl.v[i].epi_first ? pl.v[i].epi_last
+				                                                          : pl.v[i].last);
+				assert_int_equal(ana_mma_count(m, f, pl.v[i].first, pl.v[i].last), pl.v[i].mma);
+			}
+			if (gap == 0)
+				total += pl.n;
+			phases_release(&pl);
+			df_free(df);
+		}
+	}
+	assert_int_equal(total, 62); /* the stand-in's phases (design: seed 002) */
+	mod_free(m);
+	sb_release(&src);
+	err_release(&e);
+}
+
 /* Several functions on several threads: each gets exactly what a
  * one-by-one run gives it, in the order asked, whatever thread ran it. */
 static void test_phases__many_functions_threads(void **state)
@@ -286,6 +522,10 @@ int main(void)
 		cmocka_unit_test(test_phases__operand_sources),
 		cmocka_unit_test(test_phases__gap),
 		cmocka_unit_test(test_phases__no_mma),
+		cmocka_unit_test(test_phases__ranges),
+		cmocka_unit_test(test_phases__last_epilogue_ends),
+		cmocka_unit_test(test_phases__mma_queries),
+		cmocka_unit_test(test_phases__range_agrees_enc4),
 		cmocka_unit_test(test_phases__many_functions_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

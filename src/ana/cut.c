@@ -1,0 +1,284 @@
+/*
+ * cut.c - the cut interface of a statement range: the registers live into
+ * and out of it, its memory effects, and whether the range may be replaced
+ * without breaking a read/write dependency.
+ *
+ * It sits above both the dataflow (liveness and reaching definitions,
+ * read from the Dataflow's lists directly) and the address tracking: two
+ * accesses conflict unless addr.c resolves both and addr_disjoint proves
+ * them apart, so a cut asks addr.c, and neither of those depends on this
+ * file.
+ */
+#include "df_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- aliasing ------------------------------------------------------------ */
+
+/* May accesses to spaces a and b touch the same memory? */
+static bool spaces_alias(Space a, Space b)
+{
+	if (a == b)
+		return true;
+	bool ta = a == SP_TEX || a == SP_SURF, tb = b == SP_TEX || b == SP_SURF;
+	if (ta || tb)
+		return ta && tb; /* a surface written, a texture over the same array read */
+	return a == SP_GENERIC || b == SP_GENERIC;
+}
+
+/* A memory statement of interest to the read/write check. */
+typedef struct {
+	uint32_t stmt;
+	MemEffect me;
+	const Addr *addr;  /* NULL: unresolved */
+	bool opaque;       /* call or cp.*: never provably disjoint */
+} MemAcc;
+
+static MemAcc mem_acc(Dataflow *df, uint32_t stmt, MemEffect me)
+{
+	uint16_t op = func_stmt(df->m, df->f, stmt)->op;
+	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP};
+	if (!a.opaque)
+		a.addr = addr_cached(df, stmt);
+	return a;
+}
+
+bool addr_disjoint(const Addr *a, const Addr *b)
+{
+	if (!a || !b || a->base == AB_NONE || b->base == AB_NONE)
+		return false;
+	if (a->base != b->base)
+		return false;
+	uint64_t na = (uint64_t)a->elem_bytes * a->nelem, nb = (uint64_t)b->elem_bytes * b->nelem;
+	if (a->base == AB_SYMBOL && !str_eq(a->base_name, b->base_name)) {
+		/* Two different variables never overlap (out-of-bounds access is
+		 * undefined in PTX), except: texture and surface references may be
+		 * bound to one array, and unsized `.extern .shared` arrays all start
+		 * at the dynamic shared memory (compare offsets from there). */
+		bool ta = a->space == SP_TEX || a->space == SP_SURF;
+		bool tb = b->space == SP_TEX || b->space == SP_SURF;
+		if (ta || tb)
+			return false;
+		if (!(a->dynamic_shared && b->dynamic_shared))
+			return true;
+	} else if (a->base == AB_PARAM) {
+		/* two pointer parameters may point into one buffer */
+		if (!str_eq(a->base_name, b->base_name) || a->param_off != b->param_off ||
+		    a->param_ptr != b->param_ptr)
+			return false;
+	}
+	if (!na || !nb)
+		return false;
+	if (a->variable || b->variable) {
+		/* The same variable part is the same address only within one thread;
+		 * other threads may reach it through another offset, so this proves
+		 * nothing except for per-thread (.local) memory. */
+		if (!(a->space == SP_LOCAL && b->space == SP_LOCAL && a->variable && b->variable &&
+		      a->var_key && a->var_key == b->var_key))
+			return false;
+	}
+	return a->offset + (int64_t)na <= b->offset || b->offset + (int64_t)nb <= a->offset;
+}
+
+/* May the store of s reach the load of t?  A call may touch anything; a
+ * cp.* copy has two addresses (only the first is resolved): both never
+ * provably disjoint. */
+static bool conflicts(const MemAcc *s, const MemAcc *t)
+{
+	if (!(s->me.flags & ME_STORE) || !(t->me.flags & ME_LOAD))
+		return false;
+	if (!spaces_alias(s->me.store, t->me.load))
+		return false;
+	if (s->opaque || t->opaque)
+		return true;
+	return !addr_disjoint(s->addr, t->addr);
+}
+
+/* ---- the cut interface --------------------------------------------------- */
+
+static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t b,
+                       MemEffect ma, bool after)
+{
+	const Module *m = df->m;
+	const Stmt *sa = func_stmt(m, df->f, a), *sb = func_stmt(m, df->f, b);
+	Str oa = stmt_opcode(m, sa), ob = stmt_opcode(m, sb);
+	/* first two components of the opcode are enough to read the line */
+	size_t na = 0, nb = 0;
+	int dots = 0;
+	while (na < oa.n && !(oa.p[na] == '.' && ++dots == 2))
+		na++;
+	dots = 0;
+	while (nb < ob.n && !(ob.p[nb] == '.' && ++dots == 2))
+		nb++;
+	VEC_PUSH(c->rw_pairs, a);
+	VEC_PUSH(c->rw_pairs, b);
+	if (after)
+		sb_addf(&c->rw_reason, "s%u %.*s may be read by s%u %.*s after the cut (%s)\n", a,
+		        (int)na, oa.p, b, (int)nb, ob.p, space_name(ma.store));
+	else
+		sb_addf(&c->rw_reason,
+		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
+		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+}
+
+int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e)
+{
+	memset(out, 0, sizeof *out);
+	out->first = first;
+	out->last = last;
+	if (first > last || last >= df->nstmt)
+		return err_set(e, "statement range [%u, %u] is outside the function (s0..s%u)", first,
+		               last, df->nstmt ? df->nstmt - 1 : 0);
+	uint32_t nr = (uint32_t)df->regs.n, W = (nr + 63) / 64;
+	uint64_t *seen = xcalloc(W + 1, sizeof(uint64_t));
+
+	/* live-in: a use whose reaching definitions include one outside the
+	 * range (or the function entry) */
+	for (uint32_t s = first; s <= last; s++) {
+		uint32_t nu;
+		const uint32_t *us = df_uses(df, s, &nu);
+		for (uint32_t u = 0; u < nu; u++) {
+			uint32_t r = us[u];
+			if (bit_get(seen, r))
+				continue;
+			Reach rr = df_reach(df, s, r);
+			bool outside = rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
+			if (outside) {
+				bit_set(seen, r);
+				CutReg cr = {r, s, 0};
+				VEC_PUSH(out->live_in, cr);
+			}
+		}
+	}
+
+	/* live-out: defined in the range, live after it; only the uses of those
+	 * registers are needed */
+	memset(seen, 0, (W + 1) * sizeof(uint64_t));
+	VEC(uint32_t) cands = {0};
+	for (uint32_t s = first; s <= last; s++)
+		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++)
+			if (!bit_get(seen, df->defs.v[d])) {
+				bit_set(seen, df->defs.v[d]);
+				VEC_PUSH(cands, df->defs.v[d]);
+			}
+	df_need_uses_of(df, cands.v, cands.n);
+	VEC_FREE(cands);
+	memset(seen, 0, (W + 1) * sizeof(uint64_t));
+	for (uint32_t s = first; s <= last; s++) {
+		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
+			uint32_t r = df->defs.v[d];
+			if (bit_get(seen, r))
+				continue;
+			bit_set(seen, r);
+			if (!df_live_after(df, last, r))
+				continue;
+			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
+			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
+			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r)};
+			VEC_PUSH(out->live_out, cr);
+		}
+	}
+	free(seen);
+
+	/* memory effects */
+	VEC(MemAcc) stores = {0};
+	for (uint32_t s = first; s <= last; s++) {
+		MemEffect me = df_mem_effect(df, s);
+		if (me.flags & ME_LOAD)
+			out->loads[me.load]++;
+		if (me.flags & ME_STORE)
+			out->stores[me.store]++;
+		if (me.flags & ME_ATOMIC)
+			out->atomics++;
+		if (me.flags & ME_BARRIER)
+			out->barriers++;
+		if (!(me.flags & (ME_LOAD | ME_STORE)))
+			continue;
+		MemAcc acc = mem_acc(df, s, me);
+		/* (b) a load after a store of the range to the same memory: the
+		 * pair is (load, the nearest such store) */
+		if (me.flags & ME_LOAD) {
+			for (size_t i = stores.n; i-- > 0;)
+				if (conflicts(&stores.v[i], &acc)) {
+					out->rw_dependency = true;
+					cut_reason(out, df, s, stores.v[i].stmt, me, false);
+					break;
+				}
+		}
+		if (me.flags & ME_STORE)
+			VEC_PUSH(stores, acc);
+	}
+
+	/* (a) a store of the range read after it: loads reachable from the end
+	 * of the range (on any path, around loops too), outside the range; the
+	 * pair is (store, the first such load found: the rest of the block,
+	 * then blocks breadth-first) */
+	if (stores.n) {
+		VEC(MemAcc) after = {0};
+		uint32_t b = df->blk_of[last];
+		uint32_t ep = df_next_epoch(df);
+		VEC(uint32_t) wl = {0};
+		for (uint32_t s = last + 1; s < df->blk_start[b + 1]; s++) {
+			MemEffect me = df_mem_effect(df, s);
+			if (me.flags & ME_LOAD)
+				VEC_PUSH(after, mem_acc(df, s, me));
+		}
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++)
+			if (df->mark[df->succ[i]] != ep) {
+				df->mark[df->succ[i]] = ep;
+				VEC_PUSH(wl, df->succ[i]);
+			}
+		for (size_t h = 0; h < wl.n; h++) {
+			uint32_t x = wl.v[h];
+			for (uint32_t s = df->blk_start[x]; s < df->blk_start[x + 1]; s++) {
+				if (s >= first && s <= last)
+					continue;
+				if (x == b && s > last)
+					continue; /* already listed */
+				MemEffect me = df_mem_effect(df, s);
+				if (me.flags & ME_LOAD)
+					VEC_PUSH(after, mem_acc(df, s, me));
+			}
+			for (uint32_t i = df->succ_off[x]; i < df->succ_off[x + 1]; i++)
+				if (df->mark[df->succ[i]] != ep) {
+					df->mark[df->succ[i]] = ep;
+					VEC_PUSH(wl, df->succ[i]);
+				}
+		}
+		VEC_FREE(wl);
+		for (size_t i = 0; i < stores.n; i++)
+			for (size_t j = 0; j < after.n; j++)
+				if (conflicts(&stores.v[i], &after.v[j])) {
+					out->rw_dependency = true;
+					cut_reason(out, df, stores.v[i].stmt, after.v[j].stmt, stores.v[i].me,
+					           true);
+					break;
+				}
+		VEC_FREE(after);
+	}
+	VEC_FREE(stores);
+	(void)e;
+	return 0;
+}
+
+void cut_release(CutInterface *c)
+{
+	VEC_FREE(c->live_in);
+	VEC_FREE(c->live_out);
+	VEC_FREE(c->rw_pairs);
+	sb_release(&c->rw_reason);
+}
+
+uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n)
+{
+	uint32_t bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		const RegInfo *ri = df_reg(df, regs[i].reg);
+		uint32_t bits = ri->bits ? ri->bits : 32;
+		if (bits < 8)
+			bits = 8; /* a predicate still occupies a register per lane */
+		bytes += bits / 8 * (ri->vec ? ri->vec : 1) * 32;
+	}
+	return bytes;
+}
