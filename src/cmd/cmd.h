@@ -44,8 +44,6 @@ int cmd_fail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)))
 #endif
 	;
-/* Prints a usage line and returns EXIT_ERROR. */
-int cmd_usage(const char *usage);
 
 /* A module read and parsed for a verb. */
 #include "base/file.h"

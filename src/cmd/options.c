@@ -445,6 +445,15 @@ int opt_needs(const OptParse *p, const char *a, const char *b)
 	return 0;
 }
 
+int opt_args(const OptParse *p, int n, char **argv, int min, int max, const char *missing)
+{
+	if (n < min)
+		return opt_usage_error(p, "%s", missing);
+	if (max >= 0 && n > max)
+		return opt_usage_error(p, "unexpected argument '%s'", argv[max]);
+	return 0;
+}
+
 int opt_arch(const Opt *o, const char *word, Err *e)
 {
 	const char *s = word;
