@@ -83,7 +83,8 @@ static const Opt *find_short(const Opt *opts, char c)
 	return NULL;
 }
 
-/* Does the option take a value, and must it? */
+/* Does the option take a value (a required one, or with OPTF_OPTARG an
+ * optional one)? */
 static bool takes_value(const Opt *o)
 {
 	return o->type == OT_STRING || o->type == OT_UINT ||
@@ -131,9 +132,9 @@ static int parse_uint(const OptParse *p, const Opt *o, const char *spell, const 
 	unsigned long long v = 0;
 	for (const char *c = w; *c && ok; c++) {
 		ok = *c >= '0' && *c <= '9';
-		v = v * 10 + (unsigned)(*c - '0');
-		if (v > UINT_MAX)
-			ok = false;
+		if (ok)
+			v = v * 10 + (unsigned)(*c - '0');
+		ok = ok && v <= UINT_MAX;
 	}
 	if (ok && v >= o->min && v <= o->max) {
 		*(unsigned *)o->value = (unsigned)v;

@@ -177,7 +177,8 @@ int opt_usage_error(const OptParse *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Checks the n arguments opt_parse left in argv: fewer than `min` is
  * opt_usage_error(`missing`), more than `max` (-1: no limit) names the first
  * one too many.  Returns 0, or EXIT_ERROR after printing. */
-int opt_args(const OptParse *p, int n, char **argv, int min, int max, const char *missing);
+int opt_args(const OptParse *p, int n, char **argv, int min, int max,
+             const char *missing);
 
 /* The synopsis ("usage: ..." lines); with `full`, every option too. */
 void opt_usage(const OptParse *p, FILE *f, bool full);
