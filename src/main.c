@@ -3,8 +3,16 @@
  *
  * The verbs live in src/cmd/, one file each; this file only dispatches
  * (git.c's commands[]).  `d4r-splice LAYER --phase N` - the first word not a
- * verb - is the main job.  Standard output is flushed and closed, and the
- * result checked, before exiting, so a full disk is an error, not silence.
+ * verb - is the main job.  Words starting with '-' before any verb are the
+ * global options, read with the same option parser as every verb's.
+ * Standard output is flushed and closed, and the result checked, before
+ * exiting, so a full disk is an error, not silence.
+ *
+ * Decisions:
+ *  - `--list-verbs` (not in --help) prints every verb and sub-verb, one a
+ *    line ("recipe new"), for the tests and for shell completion; with
+ *    `VERB --list-options` on each, and `LAYER --list-options` for the main
+ *    job, it is the whole command line's grammar.
  */
 #include "cmd/cmd.h"
 
@@ -17,31 +25,38 @@
 #define D4R_VERSION "0.1.0"
 #endif
 
-static const struct {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *help;
-} commands[] = {
-	{"roundtrip", cmd_roundtrip, "parse and re-emit PTX; prove it byte-identical"},
-	{"extract", cmd_extract, "pull PTX modules out of vendor binaries"},
-	{"phases", cmd_phases, "the mma phase table of a module"},
-	{"show", cmd_show, "statements of a phase or range, with the cut interface"},
-	{"grep", cmd_grep, "search statement text with a regular expression"},
-	{"report", cmd_report, "per-phase cut report with validity and provenance"},
-	{"splice", cmd_splice, "apply a cut recipe and write the spliced module"},
-	{"recipe", cmd_recipe, "write a recipe scaffold, or check a recipe"},
-	{"run", cmd_run, "run a layer's module on the GPU and write its frame"},
-	{"diff", cmd_diff, "compare two frames on disk"},
-	{"check", cmd_check, "every recipe of a layer against the oracle (CI)"},
+static const CmdVerb commands[] = {
+	{"roundtrip", cmd_roundtrip, "parse and re-emit PTX; prove it byte-identical",
+	 NULL},
+	{"extract", cmd_extract, "pull PTX modules out of vendor binaries", NULL},
+	{"phases", cmd_phases, "the mma phase table of a module", NULL},
+	{"show", cmd_show, "statements of a phase or range, with the cut interface",
+	 NULL},
+	{"grep", cmd_grep, "search statement text with a regular expression", NULL},
+	{"report", cmd_report, "per-phase cut report with validity and provenance", NULL},
+	{"splice", cmd_splice, "apply a cut recipe and write the spliced module", NULL},
+	{"recipe", cmd_recipe, "write a recipe scaffold, or check a recipe",
+	 cmd_recipe_verbs},
+	{"run", cmd_run, "run a layer's module on the GPU and write its frame", NULL},
+	{"diff", cmd_diff, "compare two frames on disk", NULL},
+	{"check", cmd_check, "every recipe of a layer against the oracle (CI)", NULL},
+	{NULL, NULL, NULL, NULL},
 };
 
-static void usage(FILE *f)
+static const char *const usage[] = {
+	"LAYER --phase N [options]   (the main job)",
+	"VERB [options] [args]",
+	"(--help | --version)",
+	NULL,
+};
+
+static void list_verbs(FILE *f)
 {
-	fprintf(f, "usage: d4r-splice LAYER --phase N [options]   (the main job)\n"
-	           "       d4r-splice <verb> [options] [args]\n\nverbs:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nSee d4r-splice(1) for details.\n");
+	fputs("\nverbs:\n", f);
+	for (const CmdVerb *v = commands; v->name; v++)
+		fprintf(f, "  %-10s %s\n", v->name, v->help);
+	fputs("\nd4r-splice VERB --help lists a verb's options; d4r-splice(1) says "
+	      "more.\n", f);
 }
 
 static int close_stdout(int rc)
@@ -60,28 +75,53 @@ static int close_stdout(int rc)
 	return rc;
 }
 
+/* The global options: words starting with '-' before any verb.  `out` is
+ * where --help goes. */
+static int global_options(int argc, char **argv, FILE *out)
+{
+	bool version = false, verbs = false;
+	const Opt opts[] = {
+		OPT_FLAG(0, "version", &version, "print the version"),
+		{.type = OT_FLAG, .long_name = "list-verbs", .value = &verbs,
+		 .flags = OPTF_HIDDEN},
+		OPT_END(),
+	};
+	OptParse op = {.verb = "", .usage = usage, .opts = opts, .more_help = list_verbs,
+	               .out = out};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (nargs)
+		return opt_usage_error(&op, "unexpected argument '%s': the verb comes "
+		                            "first", argv[0]);
+	if (verbs) {
+		for (const CmdVerb *v = commands; v->name; v++) {
+			printf("%s\n", v->name);
+			for (const CmdVerb *s = v->sub; s && s->name; s++)
+				printf("%s %s\n", v->name, s->name);
+		}
+	} else if (version)
+		printf("d4r-splice %s\n", D4R_VERSION);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
+	char *help[] = {argv[0], (char *)"--help", NULL};
+	char *version[] = {argv[0], (char *)"--version", NULL};
 	if (argc < 2) {
-		usage(stderr);
+		global_options(2, help, stderr);
 		return 2;
 	}
 	const char *verb = argv[1];
-	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help")) {
-		usage(stdout);
-		return close_stdout(0);
-	}
-	if (!strcmp(verb, "--version") || !strcmp(verb, "version")) {
-		printf("d4r-splice %s\n", D4R_VERSION);
-		return close_stdout(0);
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(verb, commands[i].name))
-			return close_stdout(commands[i].fn(argc - 1, argv + 1));
-	if (verb[0] == '-') {
-		fprintf(stderr, "d4r-splice: unknown option '%s'\n", verb);
-		usage(stderr);
-		return 2;
-	}
+	if (verb[0] == '-')
+		return close_stdout(global_options(argc, argv, stdout));
+	if (!strcmp(verb, "help"))
+		return close_stdout(global_options(2, help, stdout));
+	if (!strcmp(verb, "version"))
+		return close_stdout(global_options(2, version, stdout));
+	for (const CmdVerb *v = commands; v->name; v++)
+		if (!strcmp(verb, v->name))
+			return close_stdout(v->fn(argc - 1, argv + 1));
 	return close_stdout(cmd_job(argc - 1, argv + 1));
 }

@@ -24,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_str[] =
-	"d4r-splice check LAYER [RECIPE...] [--jobs N] [--junit FILE] [--corpus DIR] [--runs N]\n"
-	"                 [--timeout S] [--no-cache] [--force]";
+static const char *const usage[] = {"check LAYER [RECIPE...] [options]", NULL};
 
 typedef struct {
 	char *path;
@@ -174,43 +172,34 @@ static void xml_escape(FILE *f, const char *s)
 
 int cmd_check(int argc, char **argv)
 {
-	const char *layer = NULL, *junit = NULL, *corpus = NULL;
+	const char *junit = NULL, *corpus = NULL;
 	unsigned jobs = 1, runs = 0;
 	double timeout = 120;
-	int no_cache = 0, force = 0;
+	bool no_cache = false, force = false;
 	VEC(char *) paths = {0};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--jobs") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &jobs) < 0 || !jobs)
-				return cmd_fail("check: --jobs wants a positive number, not '%s'", argv[i]);
-		} else if (!strcmp(a, "--runs") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &runs) < 0)
-				return cmd_fail("check: --runs wants a number, not '%s'", argv[i]);
-		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			timeout = strtod(argv[++i], NULL);
-			if (timeout <= 0)
-				return cmd_fail("check: --timeout wants seconds, not '%s'", argv[i]);
-		} else if (!strcmp(a, "--junit") && i + 1 < argc)
-			junit = argv[++i];
-		else if (!strcmp(a, "--corpus") && i + 1 < argc)
-			corpus = argv[++i];
-		else if (!strcmp(a, "--no-cache"))
-			no_cache = 1;
-		else if (!strcmp(a, "--force"))
-			force = 1;
-		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (a[0] == '-')
-			return cmd_fail("check: unknown option '%s'\nusage: %s", a, usage_str);
-		else if (!layer)
-			layer = a;
-		else
-			VEC_PUSH(paths, xstrdup(a));
-	}
-	if (!layer)
-		return cmd_usage(usage_str);
+	const Opt opts[] = {
+		OPT_UINT(0, "jobs", &jobs, "N", 1, UINT_MAX,
+		         "spread the JIT work over N children (default 1)"),
+		OPT_STRING(0, "junit", &junit, "FILE", "write a JUnit XML report"),
+		OPT_UINT(0, "runs", &runs, "N", 0, 100000,
+		         "timed runs of each module (default 0: frames only)"),
+		OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
+		             "kill a child's launches after S seconds (default 120)"),
+		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "neither read nor write the compiled-image cache"),
+		OPT_FLAG(0, "force", &force, "splice cuts the splicer would refuse"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "check", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, -1, "no layer given"))
+		return EXIT_ERROR;
+	const char *layer = argv[0];
+	for (int i = 1; i < nargs; i++)
+		VEC_PUSH(paths, xstrdup(argv[i]));
 	Err e = ERR_INIT;
 	Manifest mf;
 	memset(&mf, 0, sizeof mf);

@@ -1,13 +1,25 @@
 /*
  * cmd.h - one function per verb (git's builtin/), dispatched from main.c.
  *
- * Each cmd_<verb> parses its own options and calls the library.  It returns
- * the process exit status: 0 ok / identical, 1 differs, 2 error.
+ * Each cmd_<verb> declares its option table (options.h), parses argv with
+ * it and calls the library.  It returns the process exit status: 0 ok /
+ * identical, 1 differs, 2 error.
  */
 #ifndef D4R_CMD_H
 #define D4R_CMD_H
 
 enum { EXIT_OK = 0, EXIT_DIFFERS = 1, EXIT_ERROR = 2 };
+
+#include "options.h"
+
+/* A verb in a dispatch table: main.c's, and one of sub-verbs (recipe's).
+ * Tables end with a {NULL} entry. */
+typedef struct CmdVerb {
+	const char *name;
+	int (*fn)(int argc, char **argv);  /* argv[0] is the verb's name */
+	const char *help;                  /* one line for the list of verbs */
+	const struct CmdVerb *sub;         /* its sub-verbs, or NULL */
+} CmdVerb;
 
 int cmd_roundtrip(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
@@ -17,6 +29,8 @@ int cmd_grep(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_splice(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
+/* recipe's sub-verbs (new, check): cmd_recipe dispatches to them. */
+extern const CmdVerb cmd_recipe_verbs[];
 int cmd_run(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
@@ -30,8 +44,6 @@ int cmd_fail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)))
 #endif
 	;
-/* Prints a usage line and returns EXIT_ERROR. */
-int cmd_usage(const char *usage);
 
 /* A module read and parsed for a verb. */
 #include "base/file.h"

@@ -1,5 +1,6 @@
 /*
- * common.c - what every verb shares: error and usage printing.
+ * common.c - what every verb shares: error printing, loading a module,
+ * picking its function (usage and options: options.c).
  */
 #include "cmd.h"
 
@@ -20,12 +21,6 @@ int cmd_fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	return EXIT_ERROR;
-}
-
-int cmd_usage(const char *usage)
-{
-	fprintf(stderr, "usage: %s\n", usage);
 	return EXIT_ERROR;
 }
 

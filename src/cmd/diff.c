@@ -16,53 +16,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"d4r-splice diff A B [--layer LAYER | --layout SPEC] [--diff-image F.png] [--json]\n"
-	"       SPEC: NAME:FORMAT:WxHxC[,...] or NAME:FORMAT:BYTES,"
-	" e.g. rgba:u8:512x512x4,surf0:f16:80x46x4";
+static const char *const usage[] = {"diff A B [options]", NULL};
+
+/* After the options in --help: the layout spec. */
+static void layout_help(FILE *f)
+{
+	fputs("\nSPEC: NAME:FORMAT:WxHxC[,...] or NAME:FORMAT:BYTES[,...],\n"
+	      "      e.g. rgba:u8:512x512x4,surf0:f16:80x46x4\n", f);
+}
 
 int cmd_diff(int argc, char **argv)
 {
-	const char *files[2] = {NULL, NULL};
 	const char *layer = NULL, *layout = NULL, *image = NULL;
 	bool json = false;
-	size_t nfiles = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--layer") || !strcmp(a, "--layout") || !strcmp(a, "--diff-image")) {
-			if (!val) {
-				cmd_fail("option '%s' needs a value", a);
-				return cmd_usage(usage);
-			}
-			i++;
-			if (!strcmp(a, "--layer"))
-				layer = val;
-			else if (!strcmp(a, "--layout"))
-				layout = val;
-			else
-				image = val;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", usage);
-			return EXIT_OK;
-		} else if (a[0] == '-' && a[1]) {
-			cmd_fail("unknown option '%s'", a);
-			return cmd_usage(usage);
-		} else if (nfiles < 2) {
-			files[nfiles++] = a;
-		} else {
-			cmd_fail("unexpected argument '%s'", a);
-			return cmd_usage(usage);
-		}
-	}
-	if (nfiles != 2)
-		return cmd_usage(usage);
-	if (layer && layout) {
-		cmd_fail("give --layer or --layout, not both");
-		return cmd_usage(usage);
-	}
+	const Opt opts[] = {
+		OPT_STRING(0, "layer", &layer, "LAYER",
+		           "the frames' layout from a layer's manifest"),
+		OPT_STRING(0, "layout", &layout, "SPEC",
+		           "the frames' layout, spelt out (below)"),
+		OPT_STRING(0, "diff-image", &image, "FILE.png",
+		           "draw where the frames differ (needs a layout)"),
+		OPT_FLAG(0, "json", &json, "one JSON object"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "diff", .usage = usage, .opts = opts,
+	               .more_help = layout_help};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 2, 2, "give two frames, A and B") ||
+	    opt_conflict(&op, "layer", "layout"))
+		return EXIT_ERROR;
+	if (image && !layer && !layout)
+		return opt_fail(&op, "option '%s' needs '--layer' or '--layout' (the "
+		                     "frame's width and height)",
+		                opt_given(&op, "diff-image"));
+	const char *files[2] = {argv[0], argv[1]};
 
 	Err e = ERR_INIT;
 	FrameLayout lay = {0};
@@ -133,10 +122,6 @@ int cmd_diff(int argc, char **argv)
 	fputs(o.p, stdout);
 	sb_release(&o);
 	if (image) {
-		if (!have_lay) {
-			cmd_fail("--diff-image needs --layer or --layout (the frame's width and height)");
-			goto out;
-		}
 		if (frame_diff_image(image, &lay, (const unsigned char *)fa.p,
 		                     (const unsigned char *)fb.p, MIN(fa.n, fb.n), &d, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"d4r-splice extract [-q] [--arch sm_XX] (-o DIR | --list) BINARY...";
+static const char *const usage[] = {"extract [options] -o DIR BINARY...",
+                                    "extract [options] --list BINARY...", NULL};
 
 typedef struct {
 	bool quiet, list, progress, drawn;
@@ -66,82 +66,35 @@ static void on_module(void *ctx, const ExtractModule *m)
 	}
 }
 
-/* "sm_90", "compute_90" or "90" -> 90; 0 when malformed. */
-static unsigned parse_arch(const char *s)
-{
-	if (!strncmp(s, "sm_", 3))
-		s += 3;
-	else if (!strncmp(s, "compute_", 8))
-		s += 8;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (end == s || (*end && *end != 'a' && *end != 'f') || v == 0 || v > 10000)
-		return 0;
-	return (unsigned)v;
-}
-
 int cmd_extract(int argc, char **argv)
 {
 	Ui u = {0};
 	ExtractOpts o = {0};
-	const char **files = xcalloc((size_t)argc + 1, sizeof *files);
-	size_t nfiles = 0;
-	bool opts = true;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (opts && (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--arch"))) {
-			if (i + 1 >= argc) {
-				free(files);
-				cmd_fail("option '%s' needs a value", a);
-				return cmd_usage(usage_text);
-			}
-			if (!strcmp(a, "--arch")) {
-				o.arch = parse_arch(argv[++i]);
-				if (!o.arch) {
-					free(files);
-					return cmd_fail("bad architecture '%s' (want sm_XX)", argv[i]);
-				}
-			} else {
-				o.outdir = argv[++i];
-			}
-		} else if (opts && !strncmp(a, "--output=", 9)) {
-			o.outdir = a + 9;
-		} else if (opts && !strncmp(a, "--arch=", 7)) {
-			o.arch = parse_arch(a + 7);
-			if (!o.arch) {
-				free(files);
-				return cmd_fail("bad architecture '%s' (want sm_XX)", a + 7);
-			}
-		} else if (opts && !strncmp(a, "-o", 2) && a[2]) {
-			o.outdir = a + 2;
-		} else if (opts && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
-			u.quiet = true;
-		} else if (opts && (!strcmp(a, "-l") || !strcmp(a, "--list"))) {
-			u.list = true;
-		} else if (opts && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-			free(files);
-			printf("usage: %s\n", usage_text);
-			return EXIT_OK;
-		} else if (opts && !strcmp(a, "--")) {
-			opts = false;
-		} else if (opts && a[0] == '-' && a[1]) {
-			free(files);
-			cmd_fail("unknown option '%s'", a);
-			return cmd_usage(usage_text);
-		} else {
-			files[nfiles++] = a;
-		}
-	}
-	if (!nfiles || (!o.outdir && !u.list) || (o.outdir && !o.outdir[0])) {
-		free(files);
-		if (!nfiles)
-			cmd_fail("no input binary given");
-		else
-			cmd_fail("an output folder is required: -o DIR (or --list)");
-		return cmd_usage(usage_text);
-	}
-	if (u.list)
-		o.outdir = NULL;   /* --list writes nothing */
+	OptArch arch = {0};
+	const Opt opts[] = {
+		OPT_STRING('o', "output", &o.outdir, "DIR",
+		           "the output folder (created if needed)"),
+		OPT_FLAG('l', "list", &u.list,
+		         "print the PTX entries found; write nothing"),
+		OPT_CALLBACK(0, "arch", &arch, "sm_XX", opt_arch,
+		             "keep only the entries for this architecture"),
+		OPT_FLAG('q', "quiet", &u.quiet,
+		         "no summary and no progress on standard error"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "extract", .usage = usage, .opts = opts};
+	int nfiles = opt_parse(&op, argc, argv);
+	if (nfiles < 0)
+		return op.status;
+	if (!nfiles)
+		return opt_usage_error(&op, "no input binary given");
+	if (opt_conflict(&op, "output", "list"))
+		return EXIT_ERROR;
+	if (!u.list && (!o.outdir || !o.outdir[0]))
+		return opt_usage_error(&op, "an output folder is required: -o DIR (or "
+		                            "--list)");
+	o.arch = arch.number;
+	const char *const *files = (const char *const *)argv;
 	u.progress = !u.quiet && isatty(2);
 	o.on_error = on_error;
 	o.on_module = on_module;
@@ -150,14 +103,13 @@ int cmd_extract(int argc, char **argv)
 	double t0 = now_seconds();
 	Extractor *x = extract_new(&o, &e);
 	if (!x) {
-		free(files);
 		int rc = cmd_fail("%s", err_msg(&e));
 		err_release(&e);
 		return rc;
 	}
 	u.x = x;
 	int rc = EXIT_OK;
-	for (size_t i = 0; i < nfiles; i++) {
+	for (int i = 0; i < nfiles; i++) {
 		u.file = files[i];
 		if (extract_file(x, files[i], &e) < 0) {
 			clear_progress(&u);
@@ -182,6 +134,5 @@ int cmd_extract(int argc, char **argv)
 		        st->skipped, st->filtered, st->errors, now_seconds() - t0);
 	extract_free(x);
 	err_release(&e);
-	free(files);
 	return rc;
 }

@@ -14,40 +14,30 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char usage_str[] =
-	"d4r-splice grep MODULE PATTERN [--entry NAME] [-c] [--phase N] [-i]";
+static const char *const usage[] = {"grep MODULE PATTERN [options]", NULL};
 
 int cmd_grep(int argc, char **argv)
 {
-	const char *path = NULL, *pattern = NULL, *entry = NULL;
+	const char *entry = NULL;
 	unsigned phase = 0;
-	int count = 0, icase = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
-			entry = argv[++i];
-		else if (!strcmp(argv[i], "--phase") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
-				return cmd_fail("grep: --phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--count"))
-			count = 1;
-		else if (!strcmp(argv[i], "-i"))
-			icase = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (!strcmp(argv[i], "--") && i + 1 < argc && !pattern && path)
-			pattern = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cmd_fail("grep: unknown option '%s'\nusage: %s", argv[i], usage_str);
-		else if (!path)
-			path = argv[i];
-		else if (!pattern)
-			pattern = argv[i];
-		else
-			return cmd_usage(usage_str);
-	}
-	if (!path || !pattern)
-		return cmd_usage(usage_str);
+	bool count = false, icase = false;
+	const Opt opts[] = {
+		OPT_STRING(0, "entry", &entry, "NAME",
+		           "only this function (default: every one)"),
+		OPT_FLAG('c', "count", &count,
+		         "print the number of matches per function"),
+		OPT_FLAG('i', "ignore-case", &icase, "match without regard to case"),
+		OPT_PHASE(&phase, "only the statements of mma phase N"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "grep", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 2, 2,
+	             nargs ? "no pattern given" : "no module given"))
+		return EXIT_ERROR;
+	const char *path = argv[0], *pattern = argv[1];
 	int errcode;
 	PCRE2_SIZE erroff;
 	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,

@@ -28,10 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_str[] =
-	"d4r-splice LAYER --phase N [--recipe FILE] [--oracle FILE] [--corpus DIR] [--runs N]\n"
-	"                  [--timeout S] [--no-cache] [--force] [--json] [--keep[=DIR]]\n"
-	"                  [--diff-image FILE.png]";
+static const char *const usage[] = {"LAYER --phase N [options]",
+                                    "LAYER --recipe FILE [options]", NULL};
 
 int job_reduce(const char *name, const char *text, size_t len, const Manifest *mf, StrBuf *out,
                size_t *entries, size_t *removed, Err *e)
@@ -129,48 +127,40 @@ int cmd_job(int argc, char **argv)
 	const char *keep = NULL, *diff_png = NULL;
 	unsigned phase = 0, runs = 20;
 	double timeout = 120;
-	int json = 0, no_cache = 0, force = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--phase") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
-				return cmd_fail("--phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
-		} else if (!strcmp(a, "--recipe") && i + 1 < argc)
-			recipe_path = argv[++i];
-		else if (!strcmp(a, "--oracle") && i + 1 < argc)
-			oracle_opt = argv[++i];
-		else if (!strcmp(a, "--corpus") && i + 1 < argc)
-			corpus = argv[++i];
-		else if (!strcmp(a, "--runs") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &runs) < 0)
-				return cmd_fail("--runs wants a number, not '%s'", argv[i]);
-		} else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			char *end;
-			timeout = strtod(argv[++i], &end);
-			if (*end || timeout <= 0)
-				return cmd_fail("--timeout wants seconds, not '%s'", argv[i]);
-		} else if (!strcmp(a, "--json"))
-			json = 1;
-		else if (!strcmp(a, "--no-cache"))
-			no_cache = 1;
-		else if (!strcmp(a, "--force"))
-			force = 1;
-		else if (!strcmp(a, "--keep"))
-			keep = "";
-		else if (!strncmp(a, "--keep=", 7))
-			keep = a + 7;
-		else if (!strcmp(a, "--diff-image") && i + 1 < argc)
-			diff_png = argv[++i];
-		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else
-			return cmd_fail("unknown option or missing value '%s'\nusage: %s", a, usage_str);
-	}
+	bool json = false, no_cache = false, force = false;
+	const Opt opts[] = {
+		OPT_PHASE(&phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+		OPT_STRING(0, "recipe", &recipe_path, "FILE",
+		           "the recipe (instead of the layer's)"),
+		OPT_STRING(0, "oracle", &oracle_opt, "FILE",
+		           "the oracle frame (default: the manifest's)"),
+		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
+		OPT_UINT(0, "runs", &runs, "N", 0, 100000,
+		         "timed runs of each module (default 20)"),
+		OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
+		             "kill the launches after S seconds (default 120)"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "neither read nor write the compiled-image cache"),
+		OPT_FLAG(0, "force", &force, "splice a cut the splicer would refuse"),
+		OPT_FLAG(0, "json", &json, "one JSON object, for CI"),
+		OPT_STRING_OPTARG("keep", &keep, "DIR", "",
+		                  "write the spliced module and both frames into DIR"),
+		OPT_STRING(0, "diff-image", &diff_png, "FILE.png",
+		           "draw where the spliced frame differs"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (nargs)
+		return opt_usage_error(&op, "unexpected argument '%s' after the layer "
+		                            "'%s' (d4r-splice --help lists the verbs)",
+		                       argv[0], layer);
 	if (!phase && !recipe_path)
-		return cmd_fail("'%s' is not a verb; the main job needs --phase N\nusage: %s\n"
-		                "       d4r-splice --help lists the verbs",
-		                layer, usage_str);
+		return opt_usage_error(&op, "'%s' is not a verb; the main job needs "
+		                            "--phase N\n  (d4r-splice --help lists the "
+		                            "verbs)", layer);
 	double t_start = now_seconds();
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;

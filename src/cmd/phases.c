@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_str[] =
-	"d4r-splice phases MODULE [--entry NAME] [--gap N] [--jobs N] [--json | --md]";
+static const char *const usage[] = {"phases MODULE [options]", NULL};
 
 static cJSON *stmt_range(uint32_t a, uint32_t b)
 {
@@ -158,35 +157,29 @@ static void kind_text(const Phase *p, int which, char *buf, size_t n)
 
 int cmd_phases(int argc, char **argv)
 {
-	const char *path = NULL, *entry = NULL;
+	const char *entry = NULL;
 	unsigned gap = 0, jobs = 0;
-	int json = 0, md = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
-			entry = argv[++i];
-		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &jobs) < 0 || !jobs)
-				return cmd_fail("phases: --jobs wants a positive number, not '%s'", argv[i]);
-		}
-		else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &gap) < 0)
-				return cmd_fail("phases: --gap wants a non-negative number, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--md"))
-			md = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (argv[i][0] == '-')
-			return cmd_fail("phases: unknown option '%s'\nusage: %s", argv[i], usage_str);
-		else if (!path)
-			path = argv[i];
-		else
-			return cmd_usage(usage_str);
-	}
-	if (!path || (json && md))
-		return cmd_usage(usage_str);
+	bool json = false, md = false;
+	const Opt opts[] = {
+		OPT_STRING(0, "entry", &entry, "NAME",
+		           "only this function (default: all with mma)"),
+		OPT_UINT(0, "gap", &gap, "N", 0, UINT_MAX,
+		         "N other statements allowed inside a phase (default 0)"),
+		OPT_UINT(0, "jobs", &jobs, "N", 1, UINT_MAX,
+		         "analyse on N threads (default: one per CPU)"),
+		OPT_FLAG(0, "json", &json,
+		         "an object per phase, with its evidence statements"),
+		OPT_FLAG(0, "md", &md, "a markdown table"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "phases", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, 1, "no module given") ||
+	    opt_conflict(&op, "json", "md"))
+		return EXIT_ERROR;
+	const char *path = argv[0];
 	LoadedModule lm;
 	if (cmd_load_module(path, &lm) < 0)
 		return EXIT_ERROR;

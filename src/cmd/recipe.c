@@ -1,16 +1,14 @@
 /*
  * recipe.c - `d4r-splice recipe new|check`.
  *
- *   recipe new LAYER --phase N [--cut phase|phase+epilogue] [-o FILE|-]
- *              [--template NAME] [--corpus DIR] [--module M] [--entry E]
- *              [--ptx DIR] [--force]
+ *   recipe new LAYER --phase N [options]
+ *   recipe new --module FILE --phase N --template NAME -o FILE [options]
  *       writes recipes/LAYER/phase-NN.json (refuses to overwrite without
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
  *       overwritten: an existing template is kept and said so)
- *   recipe check RECIPE... [--ptxas] [--arch sm_XX] [--corpus DIR]
- *              [--module M] [--entry E] [--ptx DIR]
+ *   recipe check RECIPE... [options]
  *       splices each recipe in memory (and runs ptxas on the result with
- *       --ptxas); writes nothing; exit 0 when all pass, 2 otherwise
+ *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -26,12 +24,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_str[] =
-	"d4r-splice recipe new LAYER --phase N [--cut phase|phase+epilogue] [-o FILE|-]\n"
-	"                          [--template NAME] [--corpus DIR] [--module M] [--entry E]\n"
-	"                          [--ptx DIR] [--force]\n"
-	"   or: d4r-splice recipe check RECIPE... [--ptxas] [--arch sm_XX] [--corpus DIR]\n"
-	"                          [--module M] [--entry E] [--ptx DIR]";
+static const char *const usage_new[] = {
+	"recipe new LAYER --phase N [options]",
+	"recipe new --module FILE --phase N --template NAME -o FILE",
+	NULL,
+};
+static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
 
 static bool exists(const char *p)
 {
@@ -68,64 +66,52 @@ typedef struct {
 	const char *corpus, *module, *entry, *ptx, *arch;
 } Common;
 
-static int common_opt(int argc, char **argv, int *i, Common *c, int *bad)
-{
-	const char *a = argv[*i];
-	const char **slot = !strcmp(a, "--corpus") ? &c->corpus
-	                    : !strcmp(a, "--module") ? &c->module
-	                    : !strcmp(a, "--entry")  ? &c->entry
-	                    : !strcmp(a, "--ptx")    ? &c->ptx
-	                    : !strcmp(a, "--arch")   ? &c->arch
-	                                             : NULL;
-	if (!slot)
-		return 0;
-	if (*i + 1 >= argc) {
-		cmd_fail("recipe: option '%s' needs a value\nusage: %s", a, usage_str);
-		*bad = 1;
-		return 1;
-	}
-	*slot = argv[++*i];
-	return 1;
-}
+/* The options both sub-verbs take: where the files are. */
+#define COMMON_OPTS(c)                                                                   \
+	OPT_STRING(0, "corpus", &(c)->corpus, "DIR", "the corpus folder"),               \
+	OPT_STRING(0, "module", &(c)->module, "FILE",                                    \
+	           "the module (default: the recipe's, the layer's)"),                   \
+	OPT_STRING(0, "entry", &(c)->entry, "NAME",                                      \
+	           "the function (default: the recipe's, the layer's)"),                 \
+	OPT_STRING(0, "ptx", &(c)->ptx, "DIR", "the templates' folder (default: ptx/)")
 
 static int recipe_new(int argc, char **argv)
 {
-	const char *layer = NULL, *out_opt = NULL, *cut = "phase", *tname_opt = NULL;
-	long phase = -1;
-	int force = 0, bad = 0;
+	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL;
+	unsigned phase_n = 0;
+	bool force = false;
 	Common c = {0};
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		if (common_opt(argc, argv, &i, &c, &bad)) {
-			if (bad)
-				return EXIT_ERROR;
-		} else if (!strcmp(a, "--phase") && i + 1 < argc) {
-			char *q;
-			phase = strtol(argv[++i], &q, 10);
-			if (*q || phase < 1)
-				return cmd_fail("recipe new: --phase: '%s' is not a phase number", argv[i]);
-		} else if (!strcmp(a, "--cut") && i + 1 < argc) {
-			cut = argv[++i];
-			if (strcmp(cut, "phase") && strcmp(cut, "phase+epilogue"))
-				return cmd_fail("recipe new: --cut: '%s': expected phase or phase+epilogue", cut);
-		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-			out_opt = argv[++i];
-		} else if (!strcmp(a, "--template") && i + 1 < argc) {
-			tname_opt = argv[++i];
-		} else if (!strcmp(a, "--force")) {
-			force = 1;
-		} else if (a[0] == '-' && a[1]) {
-			return cmd_fail("recipe new: unknown option or missing value '%s'\nusage: %s", a,
-			                usage_str);
-		} else if (!layer) {
-			layer = a;
-		} else
-			return cmd_fail("recipe new: unexpected argument '%s'\nusage: %s", a, usage_str);
-	}
+	const Opt opts[] = {
+		OPT_PHASE(&phase_n, "the phase to cut"),
+		OPT_CHOICE(0, "cut", &cut, "phase|phase+epilogue",
+		           "the phase alone (default), or with its epilogue"),
+		OPT_STRING('o', "output", &out_opt, "FILE|-",
+		           "the recipe file (default recipes/LAYER/phase-NN.json)"),
+		OPT_STRING(0, "template", &tname_opt, "NAME",
+		           "the template file under ptx/, or identity or perturb"),
+		COMMON_OPTS(&c),
+		OPT_FLAG(0, "force", &force, "overwrite an existing recipe"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "recipe new", .usage = usage_new, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 0, 1, ""))
+		return EXIT_ERROR;
+	const char *layer = nargs ? argv[0] : NULL;
+	long phase = phase_n ? (long)phase_n : -1;
 	if ((!layer && !(c.module && out_opt && tname_opt)) || phase < 0)
-		return cmd_fail("recipe new: give LAYER and --phase N (or --module, --template and -o "
-		                "instead of LAYER)\nusage: %s", usage_str);
+		return opt_usage_error(&op, "give LAYER and --phase N (or --module, "
+		                            "--template and -o instead of LAYER)");
 	bool builtin = tname_opt && (!strcmp(tname_opt, "identity") || !strcmp(tname_opt, "perturb"));
+	/* no skeleton to write for a built-in template, no file to keep on stdout */
+	if (builtin && opt_given(&op, "ptx"))
+		return opt_fail(&op, "option '%s' cannot be used with the built-in "
+		                     "template '%s'", opt_given(&op, "ptx"), tname_opt);
+	if (force && !strcmp(out_opt ? out_opt : "", "-"))
+		return opt_fail(&op, "option '%s' cannot be used with '-o -'",
+		                opt_given(&op, "force"));
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -309,48 +295,71 @@ done:
 static int recipe_check(int argc, char **argv)
 {
 	Common c = {0};
-	int ptxas = 0, bad = 0, n = 0, failed = 0;
-	for (int i = 2; i < argc; i++) {
-		if (common_opt(argc, argv, &i, &c, &bad)) {
-			if (bad)
-				return EXIT_ERROR;
-		} else if (!strcmp(argv[i], "--ptxas"))
-			ptxas = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cmd_fail("recipe check: unknown option '%s'\nusage: %s", argv[i], usage_str);
-	}
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--corpus") || !strcmp(a, "--module") || !strcmp(a, "--entry") ||
-		    !strcmp(a, "--ptx") || !strcmp(a, "--arch")) {
-			i++;
-			continue;
-		}
-		if (a[0] == '-' && a[1])
-			continue;
+	const char *check = "none";
+	OptArch arch = {0};
+	int n = 0, failed = 0;
+	const Opt opts[] = {
+		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
+		                  "ptxas: run ptxas on each result (default none)"),
+		OPT_ALIAS("ptxas", "check=ptxas", NULL),
+		OPT_CALLBACK(0, "arch", &arch, "sm_XX", opt_arch,
+		             "with --check=ptxas: the target (default .target)"),
+		COMMON_OPTS(&c),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "recipe check", .usage = usage_check, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, -1, "no recipe given"))
+		return EXIT_ERROR;
+	if (opt_given(&op, "arch") && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "arch"));
+	c.arch = opt_given(&op, "arch") ? arch.name : NULL;
+	bool ptxas = !strcmp(check, "ptxas");
+	for (int i = 0; i < nargs; i++) {
 		n++;
-		failed += check_one(a, &c, ptxas) != EXIT_OK;
+		failed += check_one(argv[i], &c, ptxas) != EXIT_OK;
 	}
-	if (!n)
-		return cmd_fail("recipe check: no recipe given\nusage: %s", usage_str);
 	fflush(stdout);
 	if (n > 1)
 		fprintf(stderr, "%d recipes, %d failed\n", n, failed);
 	return failed ? EXIT_ERROR : EXIT_OK;
 }
 
+const CmdVerb cmd_recipe_verbs[] = {
+	{"new", recipe_new, "write a recipe scaffold and its template skeleton", NULL},
+	{"check", recipe_check, "splice recipes in memory; say whether they pass", NULL},
+	{NULL, NULL, NULL, NULL},
+};
+
+static const char *const usage[] = {
+	"recipe new LAYER --phase N [options]",
+	"recipe check RECIPE... [options]",
+	NULL,
+};
+
+static void list_verbs(FILE *f)
+{
+	fputs("\nsub-verbs (d4r-splice recipe VERB --help for their options):\n", f);
+	for (const CmdVerb *v = cmd_recipe_verbs; v->name; v++)
+		fprintf(f, "  %-8s %s\n", v->name, v->help);
+}
+
 int cmd_recipe(int argc, char **argv)
 {
-	if (argc < 2)
-		return cmd_usage(usage_str);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		printf("usage: %s\n", usage_str);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "new"))
-		return recipe_new(argc, argv);
-	if (!strcmp(argv[1], "check"))
-		return recipe_check(argc, argv);
-	return cmd_fail("recipe: unknown subcommand '%s' (expected new or check)\nusage: %s", argv[1],
-	                usage_str);
+	for (const CmdVerb *v = cmd_recipe_verbs; argc > 1 && v->name; v++)
+		if (!strcmp(argv[1], v->name))
+			return v->fn(argc - 1, argv + 1);
+	const Opt opts[] = {OPT_END()};
+	OptParse op = {.verb = "recipe", .usage = usage, .opts = opts,
+	               .more_help = list_verbs};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (!nargs)
+		return opt_usage_error(&op, "no sub-verb given (new or check)");
+	return opt_usage_error(&op, "unknown subcommand '%s' (expected new or check)",
+	                       argv[0]);
 }

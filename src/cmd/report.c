@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_str[] = "d4r-splice report MODULE [--entry NAME] [--gap N] [--md | --json]";
+static const char *const usage[] = {"report MODULE [options]", NULL};
 
 static const char coverage[] =
 	"Static analysis of the PTX text: statement ranges, register live ranges across each "
@@ -26,31 +26,26 @@ static const char coverage[] =
 
 int cmd_report(int argc, char **argv)
 {
-	const char *path = NULL, *entry = NULL;
+	const char *entry = NULL;
 	unsigned gap = 0;
-	int md = 0, json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
-			entry = argv[++i];
-		else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &gap) < 0)
-				return cmd_fail("report: --gap wants a number, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--md"))
-			md = 1;
-		else if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (argv[i][0] == '-')
-			return cmd_fail("report: unknown option '%s'\nusage: %s", argv[i], usage_str);
-		else if (!path)
-			path = argv[i];
-		else
-			return cmd_usage(usage_str);
-	}
-	if (!path || (md && json))
-		return cmd_usage(usage_str);
+	bool md = false, json = false;
+	const Opt opts[] = {
+		OPT_STRING(0, "entry", &entry, "NAME",
+		           "the function (default: the only one with mma)"),
+		OPT_UINT(0, "gap", &gap, "N", 0, UINT_MAX,
+		         "N other statements allowed inside a phase (default 0)"),
+		OPT_FLAG(0, "md", &md, "a markdown table"),
+		OPT_FLAG(0, "json", &json, "one JSON object, a row per phase"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "report", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, 1, "no module given") ||
+	    opt_conflict(&op, "md", "json"))
+		return EXIT_ERROR;
+	const char *path = argv[0];
 	LoadedModule lm;
 	if (cmd_load_module(path, &lm) < 0)
 		return EXIT_ERROR;

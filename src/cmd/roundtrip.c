@@ -40,32 +40,30 @@ static int compare_sink(void *ctx, const char *p, size_t n)
 	return 0;
 }
 
-static const char usage_str[] = "d4r-splice roundtrip [--stats] [--no-verify] FILE...";
+static const char *const usage[] = {"roundtrip [options] FILE...", NULL};
 
 int cmd_roundtrip(int argc, char **argv)
 {
-	int stats = 0, verify = 1, nfiles = 0, rc = EXIT_OK;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--stats"))
-			stats = 1;
-		else if (!strcmp(argv[i], "--no-verify"))
-			verify = 0;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1])
-			return cmd_fail("roundtrip: unknown option '%s'\nusage: %s", argv[i], usage_str);
-		else
-			nfiles++;
-	}
+	bool stats = false, no_verify = false;
+	int rc = EXIT_OK;
+	const Opt opts[] = {
+		OPT_FLAG(0, "stats", &stats,
+		         "a line per file: sizes, counts, parse time, result"),
+		OPT_FLAG(0, "no-verify", &no_verify,
+		         "compare the bytes only; skip the model's self-check"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "roundtrip", .usage = usage, .opts = opts};
+	int nfiles = opt_parse(&op, argc, argv);
+	if (nfiles < 0)
+		return op.status;
 	if (!nfiles)
-		return cmd_usage(usage_str);
+		return opt_usage_error(&op, "no PTX file given");
+	bool verify = !no_verify;
 	if (stats)
 		printf("%-40s %10s %6s %9s %7s %9s %s\n", "file", "bytes", "funcs", "stmts", "mma",
 		       "parse_ms", "result");
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-' && argv[i][1])
-			continue;
+	for (int i = 0; i < nfiles; i++) {
 		Err e = ERR_INIT;
 		MapFile mf;
 		if (map_open(&mf, argv[i], &e) < 0) {

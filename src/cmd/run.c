@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"d4r-splice run LAYER [--module FILE [--frame OUT]]... [--corpus DIR] [--runs N]\n"
-	"                      [--timeout S] [--no-cache] [--no-reduce] [--device N]\n"
-	"                      [--diff-image F.png] [--jit-log] [--json]";
+static const char *const usage[] = {
+	"run LAYER [--module FILE [--frame FILE]]... [options]",
+	NULL,
+};
 
 /* Appends text with every line after the first indented by `indent`. */
 static void add_indented(StrBuf *sb, const char *text, const char *indent)
@@ -46,31 +46,22 @@ static void add_indented(StrBuf *sb, const char *text, const char *indent)
 	}
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || v > max || s[0] == '-') {
-		cmd_fail("%s: '%s' is not a whole number in [0, %lu]", opt, s, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (!*s || *end || !(v > 0) || v > 86400) {
-		cmd_fail("%s: '%s' is not a number of seconds in (0, 86400]", opt, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 #define MAX_MODULES 8
+
+/* The paths of a repeated option (--module, --frame), in order. */
+typedef struct {
+	const char *v[MAX_MODULES];
+	size_t n;
+} PathList;
+
+static int add_path(const Opt *o, const char *word, Err *e)
+{
+	PathList *l = o->value;
+	if (l->n == MAX_MODULES)
+		return err_set(e, "'%s': at most %d may be given", word, MAX_MODULES);
+	l->v[l->n++] = word;
+	return 0;
+}
 
 typedef struct {
 	const char *path;       /* as given, or the corpus path */
@@ -102,83 +93,47 @@ static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
 
 int cmd_run(int argc, char **argv)
 {
-	const char *layer = NULL, *corpus = NULL, *diff_image = NULL;
+	const char *corpus = NULL, *diff_image = NULL;
 	RunModule mods[MAX_MODULES];
 	memset(mods, 0, sizeof mods);
-	size_t nmods = 0, nframes = 0;
-	const char *frames[MAX_MODULES];
-	unsigned long runs = GPU_DEFAULT_RUNS, device = 0;
+	PathList modules = {0}, frames = {0};
+	unsigned runs = GPU_DEFAULT_RUNS, device = 0;
 	double timeout = 60;
 	bool no_cache = false, json = false, no_reduce = false, jit_log = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VAL                                                                      \
-	do {                                                                              \
-		if (!val) {                                                                   \
-			cmd_fail("option '%s' needs a value", a);                                 \
-			return cmd_usage(usage);                                                  \
-		}                                                                             \
-		i++;                                                                          \
-	} while (0)
-		if (!strcmp(a, "--module")) {
-			NEED_VAL;
-			if (nmods == MAX_MODULES)
-				return cmd_fail("at most %d modules", MAX_MODULES);
-			mods[nmods++].path = val;
-		} else if (!strcmp(a, "--frame")) {
-			NEED_VAL;
-			if (nframes == MAX_MODULES)
-				return cmd_fail("at most %d frames", MAX_MODULES);
-			frames[nframes++] = val;
-		} else if (!strcmp(a, "--corpus")) {
-			NEED_VAL;
-			corpus = val;
-		} else if (!strcmp(a, "--diff-image")) {
-			NEED_VAL;
-			diff_image = val;
-		} else if (!strcmp(a, "--runs")) {
-			NEED_VAL;
-			if (parse_uint(a, val, 100000, &runs) < 0)
-				return EXIT_ERROR;
-		} else if (!strcmp(a, "--device")) {
-			NEED_VAL;
-			if (parse_uint(a, val, 1024, &device) < 0)
-				return EXIT_ERROR;
-		} else if (!strcmp(a, "--timeout")) {
-			NEED_VAL;
-			if (parse_seconds(a, val, &timeout) < 0)
-				return EXIT_ERROR;
-		} else if (!strcmp(a, "--no-cache")) {
-			no_cache = true;
-		} else if (!strcmp(a, "--no-reduce")) {
-			no_reduce = true;
-		} else if (!strcmp(a, "--jit-log")) {
-			jit_log = true;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", usage);
-			return EXIT_OK;
-		} else if (a[0] == '-' && a[1]) {
-			cmd_fail("unknown option '%s'", a);
-			return cmd_usage(usage);
-		} else if (!layer) {
-			layer = a;
-		} else {
-			cmd_fail("unexpected argument '%s'", a);
-			return cmd_usage(usage);
-		}
-#undef NEED_VAL
-	}
-	if (!layer)
-		return cmd_usage(usage);
-	if (nframes > MAX(nmods, 1)) {
-		cmd_fail("%zu --frame for %zu module%s", nframes, MAX(nmods, 1),
-		         MAX(nmods, 1) == 1 ? "" : "s");
-		return cmd_usage(usage);
-	}
-
+	const Opt opts[] = {
+		OPT_CALLBACK(0, "module", &modules, "FILE", add_path,
+		             "a PTX file to run (default the manifest's); repeats"),
+		OPT_CALLBACK(0, "frame", &frames, "FILE", add_path,
+		             "write the frame of the module of the same rank"),
+		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
+		OPT_UINT(0, "runs", &runs, "N", 0, 100000,
+		         "timed runs after the warm-up (default 20)"),
+		OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
+		             "kill the launches after S seconds (default 60)"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "neither read nor write the compiled-image cache"),
+		OPT_FLAG(0, "no-reduce", &no_reduce, "hand the whole module to the JIT"),
+		OPT_UINT(0, "device", &device, "N", 0, 1024,
+		         "the CUDA device (default 0)"),
+		OPT_STRING(0, "diff-image", &diff_image, "FILE.png",
+		           "draw where a frame differs from the oracle"),
+		OPT_FLAG(0, "jit-log", &jit_log, "print the JIT's info log"),
+		OPT_FLAG(0, "json", &json, "one JSON object"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "run", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, 1, "no layer given"))
+		return EXIT_ERROR;
+	const char *layer = argv[0];
+	size_t nmods = modules.n, nframes = frames.n;
+	for (size_t k = 0; k < nmods; k++)
+		mods[k].path = modules.v[k];
+	if (nframes > MAX(nmods, 1))
+		return opt_usage_error(&op, "%zu --frame for %zu module%s", nframes,
+		                       MAX(nmods, 1), MAX(nmods, 1) == 1 ? "" : "s");
 	Err e = ERR_INIT;
 	Manifest m;
 	char *path = NULL;
@@ -218,7 +173,7 @@ int cmd_run(int argc, char **argv)
 		nmods = 1;
 	}
 	for (size_t k = 0; k < nmods; k++) {
-		mods[k].frame_out = k < nframes ? frames[k] : NULL;
+		mods[k].frame_out = k < nframes ? frames.v[k] : NULL;
 		if (load_module(&m, &mods[k], no_reduce, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char usage_str[] = "d4r-splice show MODULE [--entry NAME] (--phase N | --stmts A:B) "
-                                "[--epilogue] [--live] [--context K] [--gap N]";
+static const char *const usage[] = {"show MODULE --phase N [options]",
+                                    "show MODULE --stmts A:B [options]", NULL};
 
 /* Prints the interface and memory effects of [a, b]; 0 or -1 with e set. */
 int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e);
@@ -66,39 +66,35 @@ int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 
 int cmd_show(int argc, char **argv)
 {
-	const char *path = NULL, *entry = NULL, *stmts = NULL;
+	const char *entry = NULL, *stmts = NULL;
 	unsigned phase = 0, context = 0, gap = 0;
-	int live = 0, with_epi = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--entry") && i + 1 < argc)
-			entry = argv[++i];
-		else if (!strcmp(argv[i], "--phase") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &phase) < 0 || !phase)
-				return cmd_fail("show: --phase wants a phase number (1, 2, ...), not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--stmts") && i + 1 < argc)
-			stmts = argv[++i];
-		else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &context) < 0)
-				return cmd_fail("show: --context wants a number, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--gap") && i + 1 < argc) {
-			if (cmd_parse_uint(argv[++i], &gap) < 0)
-				return cmd_fail("show: --gap wants a number, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--live"))
-			live = 1;
-		else if (!strcmp(argv[i], "--epilogue"))
-			with_epi = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (argv[i][0] == '-')
-			return cmd_fail("show: unknown option '%s'\nusage: %s", argv[i], usage_str);
-		else if (!path)
-			path = argv[i];
-		else
-			return cmd_usage(usage_str);
-	}
-	if (!path || (!phase == !stmts))
-		return cmd_usage(usage_str);
+	bool live = false, with_epi = false;
+	const Opt opts[] = {
+		OPT_STRING(0, "entry", &entry, "NAME",
+		           "the function (default: the only one with mma)"),
+		OPT_PHASE(&phase, "the statements of mma phase N"),
+		OPT_STRING(0, "stmts", &stmts, "A:B", "the statements sA to sB"),
+		OPT_FLAG(0, "epilogue", &with_epi,
+		         "with --phase: through the phase's epilogue"),
+		OPT_FLAG(0, "live", &live,
+		         "add the cut interface and the memory effects"),
+		OPT_UINT(0, "context", &context, "K", 0, UINT_MAX,
+		         "K statements of context on each side"),
+		OPT_UINT(0, "gap", &gap, "N", 0, UINT_MAX,
+		         "with --phase: N other statements allowed in a phase"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "show", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, 1, "no module given") ||
+	    opt_conflict(&op, "phase", "stmts") ||
+	    opt_conflicts(&op, "stmts", "epilogue", "gap", NULL))
+		return EXIT_ERROR;
+	if (!phase && !stmts)
+		return opt_usage_error(&op, "give --phase N or --stmts A:B");
+	const char *path = argv[0];
 	LoadedModule lm;
 	if (cmd_load_module(path, &lm) < 0)
 		return EXIT_ERROR;

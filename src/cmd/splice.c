@@ -1,12 +1,14 @@
 /*
  * splice.c - `d4r-splice splice`: apply one recipe and write the module.
  *
- *   d4r-splice splice LAYER --phase N [--recipe FILE] [-o OUT] [--check=ptxas|none]
- *                     [--arch sm_XX] [--force] [--corpus DIR] [--ptx DIR]
- *   d4r-splice splice --module M [--entry E] --recipe FILE [-o OUT] ...
+ *   d4r-splice splice LAYER --phase N [--recipe FILE] [options]
+ *   d4r-splice splice --module FILE --recipe FILE [options]
+ *   d4r-splice splice --module FILE --every-phase [--together] [options]
  *
  * The work is splice_run (splice/splice.h); this file finds the files,
- * writes the output atomically and prints the summary on stderr.
+ * writes the output atomically and prints the summary on stderr.  An option
+ * of one form is refused in the other: --every-phase writes nothing and
+ * takes no recipe, and --together and --template belong to it alone.
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -22,12 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_str[] =
-	"d4r-splice splice LAYER --phase N [--recipe FILE] [-o OUT.ptx|-] [--check=ptxas|none]\n"
-	"                         [--arch sm_XX] [--force] [--corpus DIR] [--ptx DIR] [--quiet]\n"
-	"   or: d4r-splice splice --module FILE [--entry NAME] --recipe FILE [-o OUT.ptx|-] ...\n"
-	"   or: d4r-splice splice --module FILE --every-phase [--together] [--entry NAME]\n"
-	"                         [--template identity|perturb] [--check=ptxas|none] [--arch sm_XX]";
+static const char *const usage[] = {
+	"splice LAYER --phase N [--recipe FILE] [options]",
+	"splice --module FILE --recipe FILE [options]",
+	"splice --module FILE --every-phase [--together] [options]",
+	NULL,
+};
 
 /*
  * --every-phase: the built-in template spliced into every mma phase of every
@@ -297,101 +299,71 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	return failed ? EXIT_ERROR : EXIT_OK;
 }
 
-static int need(int argc, char **argv, int i)
-{
-	if (i + 1 >= argc) {
-		cmd_fail("splice: option '%s' needs a value\nusage: %s", argv[i], usage_str);
-		return 0;
-	}
-	return 1;
-}
-
 int cmd_splice(int argc, char **argv)
 {
-	const char *layer = NULL, *recipe_opt = NULL, *out_opt = NULL, *check = "none";
-	const char *arch_opt = NULL, *corpus = NULL, *module_opt = NULL, *entry_opt = NULL;
-	const char *ptx_root = NULL;
-	long phase = -1;
-	int force = 0, quiet = 0, every = 0, together = 0;
-	const char *tname = "identity";
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s\n", usage_str);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--phase")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			char *q;
-			phase = strtol(argv[++i], &q, 10);
-			if (*q || phase < 1)
-				return cmd_fail("splice: --phase: '%s' is not a phase number (1, 2, ...)", argv[i]);
-		} else if (!strcmp(a, "--recipe")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			recipe_opt = argv[++i];
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			out_opt = argv[++i];
-		} else if (!strncmp(a, "--check=", 8)) {
-			check = a + 8;
-			if (strcmp(check, "ptxas") && strcmp(check, "none"))
-				return cmd_fail("splice: --check: '%s': expected ptxas or none", check);
-		} else if (!strcmp(a, "--check")) {
-			check = "ptxas";
-		} else if (!strcmp(a, "--arch")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			arch_opt = argv[++i];
-			if (strncmp(arch_opt, "sm_", 3) && strncmp(arch_opt, "compute_", 8))
-				return cmd_fail("splice: --arch: bad architecture '%s' (expected sm_XX)", arch_opt);
-		} else if (!strcmp(a, "--every-phase")) {
-			every = 1;
-		} else if (!strcmp(a, "--together")) {
-			together = 1;
-		} else if (!strcmp(a, "--template")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			tname = argv[++i];
-			if (strcmp(tname, "identity") && strcmp(tname, "perturb"))
-				return cmd_fail("splice: --template: '%s': --every-phase takes identity or perturb",
-				                tname);
-		} else if (!strcmp(a, "--force")) {
-			force = 1;
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-			quiet = 1;
-		} else if (!strcmp(a, "--corpus")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			corpus = argv[++i];
-		} else if (!strcmp(a, "--module")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			module_opt = argv[++i];
-		} else if (!strcmp(a, "--entry")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			entry_opt = argv[++i];
-		} else if (!strcmp(a, "--ptx")) {
-			if (!need(argc, argv, i))
-				return EXIT_ERROR;
-			ptx_root = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			return cmd_fail("splice: unknown option '%s'\nusage: %s", a, usage_str);
-		} else if (!layer) {
-			layer = a;
-		} else
-			return cmd_fail("splice: unexpected argument '%s'\nusage: %s", a, usage_str);
-	}
+	const char *recipe_opt = NULL, *out_opt = NULL, *check = "none";
+	const char *corpus = NULL, *module_opt = NULL, *entry_opt = NULL;
+	const char *ptx_root = NULL, *tname = "identity";
+	unsigned phase_n = 0;
+	OptArch arch_o = {0};
+	bool force = false, quiet = false, every = false, together = false;
+	const Opt opts[] = {
+		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+		OPT_STRING(0, "recipe", &recipe_opt, "FILE",
+		           "the recipe (instead of the layer's)"),
+		OPT_STRING(0, "module", &module_opt, "FILE",
+		           "the module (default: the recipe's, the layer's)"),
+		OPT_STRING(0, "entry", &entry_opt, "NAME",
+		           "the function (default: the recipe's, the layer's)"),
+		OPT_STRING('o', "output", &out_opt, "FILE|-",
+		           "the output (default LAYER-phase-NN.spliced.ptx)"),
+		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
+		                  "ptxas: run ptxas on the result (default none)"),
+		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
+		             "with --check=ptxas: the target (default .target)"),
+		OPT_FLAG(0, "force", &force, "splice a cut the splicer would refuse"),
+		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
+		OPT_STRING(0, "ptx", &ptx_root, "DIR",
+		           "the templates' folder (default: ptx/)"),
+		OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
+		OPT_FLAG(0, "every-phase", &every,
+		         "a built-in template into every mma phase, in memory"),
+		OPT_FLAG(0, "together", &together,
+		         "with --every-phase: all phases into one module"),
+		OPT_CHOICE(0, "template", &tname, "identity|perturb",
+		           "with --every-phase: the template (default identity)"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "splice", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 0, 1, ""))
+		return EXIT_ERROR;
+	const char *layer = nargs ? argv[0] : NULL;
+	const char *arch_opt = opt_given(&op, "arch") ? arch_o.name : NULL;
+	long phase = phase_n ? (long)phase_n : -1;
+	if (arch_opt && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "arch"));
 	if (every) {
-		if (!module_opt)
-			return cmd_fail("splice: --every-phase needs --module FILE\nusage: %s", usage_str);
+		/* the built-in template over every phase, nothing written */
+		if (layer)
+			return opt_usage_error(&op, "unexpected argument '%s': "
+			                            "--every-phase takes --module FILE, "
+			                            "not a layer", layer);
+		if (opt_conflicts(&op, "every-phase", "recipe", "output", "phase",
+		                  "force", "quiet", "corpus", "ptx", NULL) ||
+		    opt_needs(&op, "every-phase", "module"))
+			return EXIT_ERROR;
 		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
 		                : every_phase(module_opt, entry_opt, tname, check, arch_opt);
 	}
+	if (opt_needs(&op, "together", "every-phase") ||
+	    opt_needs(&op, "template", "every-phase"))
+		return EXIT_ERROR;
 	if (!recipe_opt && (!layer || phase < 0))
-		return cmd_fail("splice: give LAYER --phase N, or --recipe FILE\nusage: %s", usage_str);
+		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;

@@ -16,8 +16,8 @@ expect_rc 2 "$D4R" splice --recipe
 expect_grep "needs a value" "$T/err"
 expect_rc 2 "$D4R" splice --recipe "$G/identity-phase1.recipe.json" --check=bogus
 expect_grep "expected ptxas or none" "$T/err"
-expect_rc 2 "$D4R" splice --recipe "$G/identity-phase1.recipe.json" --arch 89
-expect_grep "bad architecture '89'" "$T/err"
+expect_rc 2 "$D4R" splice --recipe "$G/identity-phase1.recipe.json" --arch sm_x
+expect_grep "option '--arch': bad architecture 'sm_x'" "$T/err"
 expect_rc 2 "$D4R" splice --recipe "$T/missing.json"
 expect_grep "cannot open '.*missing.json'" "$T/err"
 # a recipe whose module is not there

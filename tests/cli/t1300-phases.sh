@@ -54,7 +54,7 @@ cmp -s "$T/one-thread" "$T/out" || fail "phases --jobs 4 differs from --jobs 1"
 [ "$(grep -n ' phases, ' "$T/out" | cut -d: -f2)" = "$(printf 'k\nk2')" ] ||
 	fail "functions not in module order: $(grep ' phases, ' "$T/out")"
 expect_rc 2 "$D4R" phases "$K" --jobs 0
-expect_grep 'jobs wants a positive number' "$T/err"
+expect_grep "option '--jobs': '0' is not a positive whole number" "$T/err"
 
 # errors
 expect_rc 2 "$D4R" phases "$K" --entry nosuch

@@ -8,9 +8,9 @@ expect_grep "^usage: d4r-splice run LAYER" "$T/out"
 expect_rc 2 "$D4R" run x --bogus
 expect_grep "unknown option '--bogus'" "$T/err"
 expect_rc 2 "$D4R" run x --runs -1
-expect_grep "--runs: '-1' is not a whole number" "$T/err"
+expect_grep "option '--runs': '-1' is not a whole number in \\[0, 100000\\]" "$T/err"
 expect_rc 2 "$D4R" run x --timeout 0
-expect_grep "--timeout: '0' is not a number of seconds" "$T/err"
+expect_grep "option '--timeout': '0' is not a number of seconds" "$T/err"
 expect_rc 2 "$D4R" run x --frame
 expect_grep "option '--frame' needs a value" "$T/err"
 expect_rc 2 "$D4R" run x y

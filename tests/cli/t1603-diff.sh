@@ -35,9 +35,9 @@ expect_grep "and their sizes differ" "$T/out"
 expect_rc 2 "$D4R" diff a b --layout img:u9:2x2x4
 expect_grep "unknown format 'u9'" "$T/err"
 expect_rc 2 "$D4R" diff a b --layout img:u8:2x2x4 --layer x
-expect_grep "give --layer or --layout, not both" "$T/err"
+expect_grep "option '--layer' cannot be used with '--layout'" "$T/err"
 expect_rc 2 "$D4R" diff a b --diff-image d2.png
-expect_grep "--diff-image needs --layer or --layout" "$T/err"
+expect_grep "option '--diff-image' needs '--layer' or '--layout'" "$T/err"
 # The layout from a layer's manifest.
 mkdir -p recipes/t
 cat >recipes/t/layer.json <<'JSON'
