@@ -8,6 +8,8 @@
  */
 #include "emit.h"
 
+#include "lex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,50 +71,20 @@ int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
 
 static int only_trivia(const char *p, const char *end)
 {
-	while (p < end) {
-		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
-			p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-				p++;
-			if (p + 1 >= end)
-				return 0;
-			p += 2;
-		} else
-			return 0;
-	}
-	return 1;
+	return ptx_lex_trivia(p, end, NULL) == end;
 }
 
-/* The statement's source with whitespace and comments removed. */
+/* The statement's source with whitespace and comments removed (strings
+ * keep their spaces). */
 static void compact_source(const Module *m, const Stmt *s, StrBuf *out)
 {
 	const char *p = m->src + s->off, *end = p + s->len;
 	while (p < end) {
-		if (*p == '"') { /* strings keep their spaces */
-			const char *q = p + 1;
-			while (q < end && *q != '"')
-				q += (*q == '\\' && q + 1 < end) ? 2 : 1;
-			if (q < end)
-				q++;
-			sb_addn(out, p, (size_t)(q - p));
-			p = q;
-		} else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
-			p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-				p++;
-			p += 2;
-		} else
-			sb_addc(out, *p++);
+		const char *q = ptx_lex_solid(p, end);
+		sb_addn(out, p, (size_t)(q - p));
+		p = ptx_lex_trivia(q, end, NULL);
+		if (p == q && p < end)
+			break; /* an unterminated comment: the rest is comment */
 	}
 }
 

@@ -136,6 +136,26 @@ const char *ptx_lex_line_end(const char *p, const char *end)
 	return last;
 }
 
+const char *ptx_lex_solid(const char *p, const char *end)
+{
+	while (p < end) {
+		unsigned c = (unsigned char)*p;
+		if (LIKELY(!(ptx_lex_cls[c] & LX_TRIV) && c != '"')) {
+			p++;
+			continue;
+		}
+		if (c == '"') {
+			bool closed;
+			p = ptx_lex_string(p, end, &closed);
+			continue;
+		}
+		if ((ptx_lex_cls[c] & LX_SPACE) || (p + 1 < end && (p[1] == '/' || p[1] == '*')))
+			break;
+		p++; /* a '/' that starts no comment */
+	}
+	return p;
+}
+
 static uint32_t newlines(const char *p, size_t n)
 {
 	uint32_t k = 0;

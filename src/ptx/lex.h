@@ -192,6 +192,14 @@ const char *ptx_lex_number(const char *p, const char *end, bool *is_float);
  */
 const char *ptx_lex_line_end(const char *p, const char *end);
 
+/*
+ * The end of the run of bytes from p that holds no whitespace and no
+ * comment (a string is stepped over whole, spaces and all): with
+ * ptx_lex_trivia, text splits into solid runs and trivia, which is all that
+ * a compacted or normalised copy of a statement needs.
+ */
+const char *ptx_lex_solid(const char *p, const char *end);
+
 /* ---- tokens ------------------------------------------------------------- */
 
 typedef enum {

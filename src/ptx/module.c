@@ -3,6 +3,8 @@
  */
 #include "module.h"
 
+#include "lex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,31 +191,17 @@ void stmt_render_compact(const Module *m, const Stmt *s, StrBuf *out)
 void stmt_normalized(const Module *m, const Stmt *s, StrBuf *out)
 {
 	const char *p = m->src + s->off, *end = p + s->len;
-	int space = 0;
+	bool space = false;
 	while (p < end) {
-		char c = *p;
-		if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
-			if (p[1] == '/') {
-				while (p < end && *p != '\n')
-					p++;
-			} else {
-				p += 2;
-				while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-					p++;
-				p += 2;
-			}
-			space = 1;
-			continue;
+		const char *q = ptx_lex_solid(p, end);
+		if (q > p) {
+			if (space && out->n && out->p[out->n - 1] != '\n')
+				sb_addc(out, ' ');
+			sb_addn(out, p, (size_t)(q - p));
 		}
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-			space = 1;
-			p++;
-			continue;
-		}
-		if (space && out->n && out->p[out->n - 1] != '\n')
-			sb_addc(out, ' ');
-		space = 0;
-		sb_addc(out, c);
-		p++;
+		p = ptx_lex_trivia(q, end, NULL);
+		if (p == q && p < end)
+			break; /* an unterminated comment: the rest is comment */
+		space = p > q;
 	}
 }
