@@ -103,6 +103,16 @@ bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix)
 	return op.n >= n && memcmp(op.p, prefix, n) == 0 && (op.n == n || op.p[n] == '.');
 }
 
+void func_stmt_scopes(const Module *m, const Func *f, uint32_t *out)
+{
+	/* scopes in opening order: an inner scope overwrites its parent's mark */
+	for (uint32_t k = 0; k < f->nscope; k++) {
+		const Scope *sc = func_scope(m, f, k);
+		for (uint32_t i = sc->stmt0; i < sc->stmt0 + sc->nstmt; i++)
+			out[i] = k;
+	}
+}
+
 Func *mod_func_find(const Module *m, Str name)
 {
 	for (size_t i = 0; i < m->funcs.n; i++)
@@ -122,6 +132,7 @@ void mod_free(Module *m)
 	VEC_FREE(m->params);
 	VEC_FREE(m->regs);
 	VEC_FREE(m->labels);
+	VEC_FREE(m->scopes);
 	arena_release(&m->arena);
 	free(m);
 }

@@ -801,7 +801,8 @@ static uint32_t parse_uint(const char *p, const char *q)
 
 /* regdecl := '.reg' { directive } name [ '<' N '>' | '[' N ']' ]
  *            { ',' name [...] } ';' */
-static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
+static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
+                    uint32_t scope)
 {
 	Span type = {0};
 	uint8_t vec = 0;
@@ -842,6 +843,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 		r.vec = vec;
 		r.depth = depth;
 		r.stmt = stmt;
+		r.scope = scope;
 		r.count = 1;
 		P->p = n1;
 		if (trivia(P) < 0)
@@ -977,11 +979,20 @@ static int params(Parser *P, int is_ret)
 	}
 }
 
-/* body := { '{' body '}' | label ':' | directive | statement } '}' */
+/*
+ * body := { '{' body '}' | label ':' | directive | statement } '}'
+ * P->p is just after the body's '{'.  Records the body's scopes (module.h):
+ * scope 0 for the body, one more for each '{' at the start of a body item.
+ */
 static int body(Parser *P, Func *fn, const char *fstart)
 {
+	Module *m = P->m;
 	uint16_t depth = 1;
-	uint32_t stmt0 = (uint32_t)P->m->stmts.n;
+	uint32_t stmt0 = (uint32_t)m->stmts.n;
+	uint32_t scope0 = (uint32_t)m->scopes.n, cur = 0; /* innermost open scope */
+	Scope top = {fn->body_open, 0, 0, 0, 0, 1, 0};
+	VEC_PUSH(m->scopes, top);
+	fn->scope0 = scope0;
 	for (;;) {
 		if (trivia(P) < 0)
 			return -1;
@@ -993,13 +1004,21 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (depth == 0xffff)
 				return fail_at(P, s, "scopes nested too deeply");
 			depth++;
+			Scope sc = {(uint32_t)(s - P->src), 0, (uint32_t)m->stmts.n - stmt0, 0, cur, depth, 0};
+			VEC_PUSH(m->scopes, sc);
+			cur = (uint32_t)m->scopes.n - 1 - scope0;
 			P->p++;
 			continue;
 		}
 		if (c == '}') {
+			Scope *sc = &m->scopes.v[scope0 + cur];
+			sc->close = (uint32_t)(s - P->src);
+			sc->nstmt = (uint32_t)m->stmts.n - stmt0 - sc->stmt0;
+			cur = sc->parent;
 			P->p++;
 			if (--depth == 0) {
-				fn->body_close = (uint32_t)(s - P->src);
+				fn->body_close = sc->close;
+				fn->nscope = (uint32_t)m->scopes.n - scope0;
 				return 0;
 			}
 			continue;
@@ -1008,7 +1027,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			const char *q = ptx_lex_directive(s, P->end);
 			P->p = q;
 			if (word_is(s, q, ".reg")) {
-				if (reg_decl(P, s, depth, (uint32_t)P->m->stmts.n - stmt0) < 0)
+				if (reg_decl(P, s, depth, (uint32_t)m->stmts.n - stmt0, cur) < 0)
 					return -1;
 			} else if (word_is(s, q, ".loc") || word_is(s, q, ".file")) {
 				skip_line(P);
@@ -1041,7 +1060,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 				return -1;
 			if (peek(P) == ':' && peek2(P) != ':') {
 				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)},
-				           (uint32_t)P->m->stmts.n - stmt0, line};
+				           (uint32_t)m->stmts.n - stmt0, line, cur};
 				VEC_PUSH(P->m->labels, l);
 				P->p++;
 				continue;

@@ -603,6 +603,159 @@ static void test_ptx__inline_asm_scopes(void **state)
 	mod_free(m);
 }
 
+/* ---- scopes ------------------------------------------------------------- */
+
+/* Offset in src of the k-th (from 0) occurrence of `needle`, plus `plus`. */
+static uint32_t nth(const char *src, const char *needle, unsigned k, unsigned plus)
+{
+	const char *p = src;
+	for (;; p++) {
+		p = strstr(p, needle);
+		assert_non_null(p);
+		if (k-- == 0)
+			return (uint32_t)(p - src) + plus;
+	}
+}
+
+static void assert_scope(const Module *m, const Func *f, uint32_t k, uint32_t open,
+                         uint32_t close, uint16_t depth, uint32_t parent, uint32_t stmt0,
+                         uint32_t nstmt)
+{
+	assert_true(k < f->nscope);
+	const Scope *sc = func_scope(m, f, k);
+	assert_int_equal(sc->open, open);
+	assert_int_equal(sc->close, close);
+	assert_int_equal(m->src[sc->open], '{');
+	assert_int_equal(m->src[sc->close], '}');
+	assert_int_equal(sc->depth, depth);
+	assert_int_equal(sc->parent, parent);
+	assert_int_equal(sc->stmt0, stmt0);
+	assert_int_equal(sc->nstmt, nstmt);
+}
+
+static void test_ptx__scopes_nested(void **state)
+{
+	const char *src = ENTRY("\tmov.u32 %r1, 1;\n"                    /* s0 */
+	                        "\t{\n"                                  /* scope 1 */
+	                        "\t.reg .b32 a;\n"
+	                        "\tmov.b32 a, %r1;\n"                    /* s1 */
+	                        "\t{ .reg .b32 b; mov.b32 b, a; }\n"     /* scope 2, s2 */
+	                        "$Linner:\n"
+	                        "\tadd.u32 %r1, %r1, 1;\n"               /* s3 */
+	                        "\t}\n"
+	                        "\t{ }\n"                                /* scope 3: empty */
+	                        "L1:\n"
+	                        "\t{ .reg .b32 c; }\n"                   /* scope 4: a .reg only */
+	                        "\tret;\n");                             /* s4 */
+	Module *m = parse_ok(src);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nstmt, 5);
+	assert_int_equal(f->nscope, 5);
+	assert_int_equal(f->scope0, 0);
+	assert_int_equal(m->scopes.n, 5);
+	assert_scope(m, f, 0, f->body_open, f->body_close, 1, 0, 0, 5);
+	assert_int_equal(f->body_open, nth(src, "{", 0, 0));
+	assert_int_equal(f->body_close, (uint32_t)(strrchr(src, '}') - src));
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 1, 3);
+	assert_scope(m, f, 2, nth(src, "{ .reg .b32 b", 0, 0), nth(src, "a; }", 0, 3), 3, 1, 2, 1);
+	assert_scope(m, f, 3, nth(src, "{ }", 0, 0), nth(src, "{ }", 0, 2), 2, 0, 4, 0);
+	assert_scope(m, f, 4, nth(src, "{ .reg .b32 c", 0, 0), nth(src, "c; }", 0, 3), 2, 0, 4, 0);
+	/* declarations and labels name their innermost scope */
+	assert_int_equal(f->nreg, 3);
+	const RegDecl *r = &m->regs.v[f->reg0];
+	assert_str(mod_str(m, r[0].name), "a");
+	assert_int_equal(r[0].scope, 1);
+	assert_str(mod_str(m, r[1].name), "b");
+	assert_int_equal(r[1].scope, 2);
+	assert_int_equal(r[1].depth, 3);
+	assert_str(mod_str(m, r[2].name), "c");
+	assert_int_equal(r[2].scope, 4);
+	assert_int_equal(f->nlabel, 2);
+	assert_str(mod_str(m, m->labels.v[f->label0].name), "$Linner");
+	assert_int_equal(m->labels.v[f->label0].scope, 1);
+	assert_int_equal(m->labels.v[f->label0 + 1].scope, 0);
+	uint32_t sc[5];
+	func_stmt_scopes(m, f, sc);
+	assert_int_equal(sc[0], 0);
+	assert_int_equal(sc[1], 1);
+	assert_int_equal(sc[2], 2);
+	assert_int_equal(sc[3], 1);
+	assert_int_equal(sc[4], 0);
+	mod_free(m);
+}
+
+/* nvcc's inline asm: each asm statement in its own scope, declaring the
+ * same names again; the scopes of a second function are numbered from 0
+ * again. */
+static void test_ptx__scopes_inline_asm(void **state)
+{
+	const char *src = HDR ".visible .entry k()\n{\n"
+	                      "\t.reg .b32 %r<4>;\n"
+	                      "\t// begin inline asm\n"
+	                      "\t{\n"
+	                      "\t.reg .pred p;\n"
+	                      "\tsetp.ne.b32 p, %r1, 0;\n"
+	                      "\tselp.u32 %r2, 1, 0, p;\n"
+	                      "\t}\n"
+	                      "\t// end inline asm\n"
+	                      "\t// begin inline asm\n"
+	                      "\t{\n"
+	                      "\t.reg .pred p;\n"
+	                      "\tsetp.eq.b32 p, %r2, 0;\n"
+	                      "\t@p mov.b32 %r3, 7;\n"
+	                      "\t}\n"
+	                      "\t// end inline asm\n"
+	                      "\tret;\n"
+	                      "}\n"
+	                      ".func g()\n{\n\t{ ret; }\n}\n";
+	Module *m = parse_ok(src);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nstmt, 5);
+	assert_int_equal(f->nscope, 3);
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 0, 2);
+	assert_scope(m, f, 2, nth(src, "\t{\n", 1, 1), nth(src, "\t}\n", 1, 1), 2, 0, 2, 2);
+	const RegDecl *r = &m->regs.v[f->reg0];
+	assert_int_equal(f->nreg, 3);
+	assert_int_equal(r[0].scope, 0);
+	assert_str(mod_str(m, r[1].name), "p");
+	assert_int_equal(r[1].scope, 1);
+	assert_str(mod_str(m, r[2].name), "p");
+	assert_int_equal(r[2].scope, 2);
+	const Func *g = func(m, "g");
+	assert_int_equal(g->scope0, f->scope0 + f->nscope);
+	assert_int_equal(g->nscope, 2);
+	assert_scope(m, g, 1, nth(src, "{ ret; }", 0, 0), nth(src, "{ ret; }", 0, 7), 2, 0, 0, 1);
+	mod_free(m);
+}
+
+/* Braces in comments, strings, vector operands and initialisers open no
+ * scope; a prototype has none. */
+static void test_ptx__scopes_ignore_other_braces(void **state)
+{
+	const char *src = HDR ".func proto(.param .b32 a);\n"
+	                      ".visible .entry k()\n{\n"
+	                      "\t// { not a scope\n"
+	                      "\t/* } nor this { */\n"
+	                      "\t.pragma \"{\";\n"
+	                      "\t.local .align 4 .b8 x[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
+	                      "\tmov.b64 {%r1, %r2}, %rd1;\n"
+	                      "\t{\n"
+	                      "\tmov.b64 %rd1, {%r1, %r2}; // }\n"
+	                      "\t}\n"
+	                      "\tret;\n"
+	                      "}\n";
+	Module *m = parse_ok(src);
+	const Func *p = &m->funcs.v[0];
+	assert_true(p->flags & FNF_DECL);
+	assert_int_equal(p->nscope, 0);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nscope, 2);
+	assert_scope(m, f, 0, nth(src, "k()\n{", 0, 4), (uint32_t)(strrchr(src, '}') - src), 1, 0,
+	             0, 3);
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 1, 1);
+	mod_free(m);
+}
+
 static void test_ptx__param_attributes(void **state)
 {
 	Module *m = parse_ok(HDR ".visible .entry kern(\n"
@@ -968,6 +1121,9 @@ int main(void)
 		cmocka_unit_test(test_ptx__texture_and_surface),
 		cmocka_unit_test(test_ptx__reg_declarations),
 		cmocka_unit_test(test_ptx__inline_asm_scopes),
+		cmocka_unit_test(test_ptx__scopes_nested),
+		cmocka_unit_test(test_ptx__scopes_inline_asm),
+		cmocka_unit_test(test_ptx__scopes_ignore_other_braces),
 		cmocka_unit_test(test_ptx__param_attributes),
 		cmocka_unit_test(test_ptx__perf_directives_and_pragmas),
 		cmocka_unit_test(test_ptx__callprototype_calltargets_branchtargets),
