@@ -215,7 +215,7 @@ Token ptx_lex_next(Lexer *lx)
 		t.kind = TK_PUNCT;
 	}
 	t.n = (uint32_t)(q - p);
-	if (t.kind == TK_SPACE || t.kind == TK_COMMENT || t.kind == TK_BAD)
+	if (t.kind == TK_SPACE || t.kind == TK_COMMENT || t.kind == TK_STRING || t.kind == TK_BAD)
 		lx->line += newlines(p, t.n);
 	lx->p = q;
 	return t;
