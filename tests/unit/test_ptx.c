@@ -19,6 +19,7 @@
 
 #include "base/err.h"
 #include "ptx/emit.h"
+#include "ptx/lex.h"
 #include "ptx/parse.h"
 
 #define HDR ".version 8.7\n.target sm_90a\n.address_size 64\n"
@@ -603,6 +604,137 @@ static void test_ptx__inline_asm_scopes(void **state)
 	mod_free(m);
 }
 
+/* ---- the lexer ----------------------------------------------------------- */
+
+static void test_ptx__lex_tokens(void **state)
+{
+	const char *src = "@%p1 bra.uni\t$L__BB0_2; // c {\n/* b\n} */\"s\\\"q\" 0f3F800000 1.5e3 7U"
+	                  " .shared::cta{%tid.x}-1 %{x}";
+	static const struct {
+		int kind;
+		const char *text;
+		uint32_t line; /* of the token's first byte */
+	} want[] = {
+		{TK_PUNCT, "@", 1},         {TK_NAME, "%p1", 1},       {TK_SPACE, " ", 1},
+		{TK_NAME, "bra", 1},        {TK_DIRECTIVE, ".uni", 1}, {TK_SPACE, "\t", 1},
+		{TK_NAME, "$L__BB0_2", 1},  {TK_PUNCT, ";", 1},        {TK_SPACE, " ", 1},
+		{TK_COMMENT, "// c {", 1},  {TK_SPACE, "\n", 1},       {TK_COMMENT, "/* b\n} */", 2},
+		{TK_STRING, "\"s\\\"q\"", 3}, {TK_SPACE, " ", 3},      {TK_NUMBER, "0f3F800000", 3},
+		{TK_SPACE, " ", 3},         {TK_NUMBER, "1.5e3", 3},   {TK_SPACE, " ", 3},
+		{TK_NUMBER, "7U", 3},       {TK_SPACE, " ", 3},        {TK_DIRECTIVE, ".shared::cta", 3},
+		{TK_PUNCT, "{", 3},         {TK_NAME, "%tid.x", 3},    {TK_PUNCT, "}", 3},
+		{TK_PUNCT, "-", 3},         {TK_NUMBER, "1", 3},       {TK_SPACE, " ", 3},
+		{TK_PUNCT, "%", 3},         {TK_PUNCT, "{", 3},        {TK_NAME, "x", 3},
+		{TK_PUNCT, "}", 3},
+	};
+	Lexer lx = ptx_lex_init(src, strlen(src));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		uint32_t line = lx.line;
+		Token t = ptx_lex_next(&lx);
+		if (t.kind != want[i].kind || t.n != strlen(want[i].text) ||
+		    memcmp(t.p, want[i].text, t.n) != 0 || line != want[i].line)
+			fail_msg("token %zu: got kind %d '%.*s' on line %u, expected kind %d '%s' on line %u",
+			         i, t.kind, (int)t.n, t.p, line, want[i].kind, want[i].text, want[i].line);
+	}
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_END);
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_END);
+	/* unterminated: a block comment to the end, a string to its newline */
+	const char *bad = "\"abc\n/* x\n";
+	lx = ptx_lex_init(bad, strlen(bad));
+	Token t = ptx_lex_next(&lx);
+	assert_int_equal(t.kind, TK_BAD);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_SPACE);
+	t = ptx_lex_next(&lx);
+	assert_int_equal(t.kind, TK_BAD);
+	assert_int_equal(t.n, 5);
+	assert_int_equal(lx.line, 3);
+}
+
+static void test_ptx__lex_scanners(void **state)
+{
+	/* trivia: whitespace and whole comments, lines counted; an open block
+	 * comment is not trivia */
+	const char *s = " \t\n// x\n/* y\n */\r\nmov";
+	uint32_t lines = 0;
+	const char *q = ptx_lex_trivia(s, s + strlen(s), &lines);
+	assert_ptr_equal(q, strstr(s, "mov"));
+	assert_int_equal(lines, 4);
+	s = "  /* open\n";
+	lines = 0;
+	q = ptx_lex_trivia(s, s + strlen(s), &lines);
+	assert_ptr_equal(q, s + 2);
+	assert_true(ptx_lex_open_comment(q, s + strlen(s)));
+	assert_int_equal(lines, 0);
+	/* strings: escapes, an escaped newline inside, a newline ends one */
+	bool closed;
+	s = "\"a\\\"b\" rest";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 6);
+	assert_true(closed);
+	s = "\"a\\\nb\"";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 6);
+	assert_true(closed);
+	s = "\"ab\ncd\"";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 3);
+	assert_false(closed);
+	s = "\"ab";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 3);
+	assert_false(closed);
+	/* solid runs: up to whitespace or a comment; strings whole; a lone '/' */
+	s = "a,b/c\"x  y\"/*z*/ d";
+	assert_ptr_equal(ptx_lex_solid(s, s + strlen(s)), strstr(s, "/*"));
+	/* a line directive's text: comment and trailing blanks excluded */
+	s = "1 \"a//b.cu\", 12 \t// comment\n.next";
+	assert_ptr_equal(ptx_lex_line_end(s, s + strlen(s)), strstr(s, ", 12") + 4);
+	s = "1 \"open // x\n.next";
+	assert_ptr_equal(ptx_lex_line_end(s, s + strlen(s)), strchr(s, '\n'));
+	/* numbers */
+	bool fl;
+	s = "0d3FF0000000000000,";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ','));
+	assert_true(fl);
+	s = "0x1fU;";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ';'));
+	assert_false(fl);
+	s = "12.5e-3]";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ']'));
+	assert_true(fl);
+	s = "12.x";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), s + 2);
+	assert_false(fl);
+	/* names and directives */
+	s = "%r12, x";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), s + 4);
+	s = "%ctaid.y;";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), s + 8);
+	s = "_Z10kernel_with_a_rather_long_mangled_name_param_0]";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), strchr(s, ']'));
+	s = ".shared::cluster.b32";
+	assert_ptr_equal(ptx_lex_directive(s, s + strlen(s)), strstr(s, ".b32"));
+	assert_true(ptx_lex_is('$', LX_IDSTART | LX_IDCONT));
+	assert_false(ptx_lex_is('%', LX_IDCONT));
+	assert_true(ptx_lex_is('\v', LX_SPACE));
+}
+
+/* Normalised statement text: comments go, whitespace runs become one space,
+ * a string keeps its bytes. */
+static void test_ptx__normalized_text(void **state)
+{
+	Module *m = parse_ok(ENTRY("\tadd.s32 /* x */ %r1,\n\t\t%r1, // y\n\t\t1;\n"
+	                           "\tcall.uni f, (\"a  /* b */ c\");\n"));
+	const Func *f = func(m, "k");
+	StrBuf sb = STRBUF_INIT;
+	stmt_normalized(m, st(m, f, 0), &sb);
+	sb_addc(&sb, 0);
+	assert_string_equal(sb.p, "add.s32 %r1, %r1, 1;");
+	sb_reset(&sb);
+	stmt_normalized(m, st(m, f, 1), &sb);
+	sb_addc(&sb, 0);
+	assert_string_equal(sb.p, "call.uni f, (\"a  /* b */ c\");");
+	sb_release(&sb);
+	mod_free(m);
+}
+
 /* ---- scopes ------------------------------------------------------------- */
 
 /* Offset in src of the k-th (from 0) occurrence of `needle`, plus `plus`. */
@@ -1121,6 +1253,9 @@ int main(void)
 		cmocka_unit_test(test_ptx__texture_and_surface),
 		cmocka_unit_test(test_ptx__reg_declarations),
 		cmocka_unit_test(test_ptx__inline_asm_scopes),
+		cmocka_unit_test(test_ptx__lex_tokens),
+		cmocka_unit_test(test_ptx__lex_scanners),
+		cmocka_unit_test(test_ptx__normalized_text),
 		cmocka_unit_test(test_ptx__scopes_nested),
 		cmocka_unit_test(test_ptx__scopes_inline_asm),
 		cmocka_unit_test(test_ptx__scopes_ignore_other_braces),
