@@ -97,15 +97,17 @@ static uint32_t bad_scope(const Module *m, const Func *fn)
 	if (fn->flags & FNF_DECL)
 		return fn->nscope ? fn->text.off : UINT32_MAX;
 	const Scope *s0 = fn->nscope ? func_scope(m, fn, 0) : NULL;
-	if (!s0 || s0->open != fn->body_open || s0->close != fn->body_close || s0->depth != 1 ||
-	    s0->parent != 0 || s0->stmt0 != 0 || s0->nstmt != fn->nstmt)
+	if (!s0 || s0->open != fn->body_open || s0->close != fn->body_close ||
+	    s0->depth != 1 || s0->parent != 0 || s0->stmt0 != 0 || s0->nstmt != fn->nstmt)
 		return fn->body_open;
 	for (uint32_t k = 1; k < fn->nscope; k++) {
-		const Scope *sc = func_scope(m, fn, k), *up = func_scope(m, fn, sc->parent);
+		const Scope *sc = func_scope(m, fn, k);
+		const Scope *up = func_scope(m, fn, sc->parent);
 		uint32_t end = sc->stmt0 + sc->nstmt;
 		if (sc->parent >= k || sc->open <= func_scope(m, fn, k - 1)->open ||
-		    sc->open <= up->open || sc->close >= up->close || sc->close <= sc->open ||
-		    m->src[sc->open] != '{' || m->src[sc->close] != '}' || sc->depth != up->depth + 1 ||
+		    sc->open <= up->open || sc->close >= up->close ||
+		    sc->close <= sc->open || m->src[sc->open] != '{' ||
+		    m->src[sc->close] != '}' || sc->depth != up->depth + 1 ||
 		    sc->stmt0 < up->stmt0 || end > up->stmt0 + up->nstmt)
 			return sc->open;
 		if (sc->nstmt && (func_stmt(m, fn, sc->stmt0)->off < sc->open ||
@@ -138,7 +140,7 @@ int ptx_verify(const Module *m, Err *e)
 		uint32_t bad = bad_scope(m, fn);
 		if (bad != UINT32_MAX) {
 			rc = err_at(e, m->name, m->src, m->len, bad,
-			            "the scope record of this '{' does not match the body");
+			            "the scope record of this '{' does not match it");
 			break;
 		}
 		uint32_t prev = fn->body_open;

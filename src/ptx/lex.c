@@ -40,7 +40,7 @@ const char *ptx_lex_trivia(const char *p, const char *end, uint32_t *lines)
 {
 	uint32_t nl = 0;
 	for (;;) {
-		while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_SPACE)) {
+		while (p < end && ptx_lex_is(*p, LX_SPACE)) {
 			nl += *p == '\n';
 			p++;
 		}
@@ -85,31 +85,30 @@ const char *ptx_lex_number(const char *p, const char *end, bool *is_float)
 	    (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
 		*is_float = true;
 		p += 2;
-		while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_HEX))
+		while (p < end && ptx_lex_is(*p, LX_HEX))
 			p++;
 	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 		p += 2;
-		while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_HEX))
+		while (p < end && ptx_lex_is(*p, LX_HEX))
 			p++;
 	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) {
 		p += 2;
 		while (p < end && (*p == '0' || *p == '1'))
 			p++;
 	} else {
-		while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_DIGIT))
+		while (p < end && ptx_lex_is(*p, LX_DIGIT))
 			p++;
-		if (p < end && *p == '.' && p + 1 < end &&
-		    (ptx_lex_cls[(unsigned char)p[1]] & LX_DIGIT)) {
+		if (p < end && *p == '.' && p + 1 < end && ptx_lex_is(p[1], LX_DIGIT)) {
 			*is_float = true;
 			p++;
-			while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_DIGIT))
+			while (p < end && ptx_lex_is(*p, LX_DIGIT))
 				p++;
 		}
 		if (*is_float && p < end && (*p == 'e' || *p == 'E')) {
 			p++;
 			if (p < end && (*p == '+' || *p == '-'))
 				p++;
-			while (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_DIGIT))
+			while (p < end && ptx_lex_is(*p, LX_DIGIT))
 				p++;
 		}
 	}
@@ -129,7 +128,7 @@ const char *ptx_lex_line_end(const char *p, const char *end)
 		}
 		if (p + 1 < end && p[0] == '/' && (p[1] == '/' || p[1] == '*'))
 			break;
-		if (!(ptx_lex_cls[(unsigned char)*p] & LX_SPACE))
+		if (!ptx_lex_is(*p, LX_SPACE))
 			last = p + 1;
 		p++;
 	}
@@ -140,7 +139,7 @@ const char *ptx_lex_solid(const char *p, const char *end)
 {
 	while (p < end) {
 		unsigned c = (unsigned char)*p;
-		if (LIKELY(!(ptx_lex_cls[c] & LX_TRIV) && c != '"')) {
+		if (LIKELY(!ptx_lex_is(c, LX_TRIV) && c != '"')) {
 			p++;
 			continue;
 		}
@@ -149,7 +148,8 @@ const char *ptx_lex_solid(const char *p, const char *end)
 			p = ptx_lex_string(p, end, &closed);
 			continue;
 		}
-		if ((ptx_lex_cls[c] & LX_SPACE) || (p + 1 < end && (p[1] == '/' || p[1] == '*')))
+		if (ptx_lex_is(c, LX_SPACE) ||
+		    (p + 1 < end && (p[1] == '/' || p[1] == '*')))
 			break;
 		p++; /* a '/' that starts no comment */
 	}
@@ -175,7 +175,7 @@ Token ptx_lex_next(Lexer *lx)
 	unsigned cl = ptx_lex_cls[c];
 	if (cl & LX_SPACE) {
 		q = p + 1;
-		while (q < end && (ptx_lex_cls[(unsigned char)*q] & LX_SPACE))
+		while (q < end && ptx_lex_is(*q, LX_SPACE))
 			q++;
 		t.kind = TK_SPACE;
 	} else if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
@@ -215,7 +215,8 @@ Token ptx_lex_next(Lexer *lx)
 		t.kind = TK_PUNCT;
 	}
 	t.n = (uint32_t)(q - p);
-	if (t.kind == TK_SPACE || t.kind == TK_COMMENT || t.kind == TK_STRING || t.kind == TK_BAD)
+	if (t.kind == TK_SPACE || t.kind == TK_COMMENT || t.kind == TK_STRING ||
+	    t.kind == TK_BAD)
 		lx->line += newlines(p, t.n);
 	lx->p = q;
 	return t;

@@ -101,7 +101,7 @@ static inline const char *ptx_lex_idcont(const char *p, const char *end)
 {
 	if (LIKELY(p + 8 <= end)) {
 		for (int i = 0; i < 8; i++)
-			if (!(ptx_lex_cls[(unsigned char)p[i]] & LX_IDCONT))
+			if (!ptx_lex_is(p[i], LX_IDCONT))
 				return p + i;
 		p += 8;
 	}
@@ -128,8 +128,8 @@ static inline const char *ptx_lex_name(const char *p, const char *end)
 #endif
 		q = ptx_lex_class(q, end, 0);
 	if (*p == '%')
-		while (q + 1 < end && *q == '.' &&
-		       (ptx_lex_cls[(unsigned char)q[1]] & LX_IDSTART) && q[1] != '%')
+		while (q + 1 < end && *q == '.' && ptx_lex_is(q[1], LX_IDSTART) &&
+		       q[1] != '%')
 			q = ptx_lex_idcont(q + 1, end);
 	return q;
 }
@@ -138,8 +138,7 @@ static inline const char *ptx_lex_name(const char *p, const char *end)
 static inline const char *ptx_lex_directive(const char *p, const char *end)
 {
 	p = ptx_lex_idcont(p + 1, end);
-	while (p + 2 < end && p[0] == ':' && p[1] == ':' &&
-	       (ptx_lex_cls[(unsigned char)p[2]] & LX_IDCONT))
+	while (p + 2 < end && p[0] == ':' && p[1] == ':' && ptx_lex_is(p[2], LX_IDCONT))
 		p = ptx_lex_idcont(p + 2, end);
 	return p;
 }
@@ -148,7 +147,7 @@ static inline const char *ptx_lex_directive(const char *p, const char *end)
  * (anything but ; { } " / newline); returns the next one that does. */
 static inline const char *ptx_lex_plain(const char *p, const char *end)
 {
-	while (p < end && !(ptx_lex_cls[(unsigned char)*p] & LX_STOP))
+	while (p < end && !ptx_lex_is(*p, LX_STOP))
 		p++;
 	return p;
 }

@@ -91,7 +91,7 @@ static int trivia_slow(Parser *P)
 static inline int trivia(Parser *P)
 {
 	const char *p = P->p, *end = P->end;
-	if (LIKELY(p < end) && !(ptx_lex_cls[(unsigned char)*p] & LX_TRIV))
+	if (LIKELY(p < end) && !ptx_lex_is(*p, LX_TRIV))
 		return 0;
 	uint32_t nl = 0;
 	while (p < end) {
@@ -105,7 +105,7 @@ static inline int trivia(Parser *P)
 	}
 	P->line += nl;
 	P->p = p;
-	if (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_TRIV))
+	if (p < end && ptx_lex_is(*p, LX_TRIV))
 		return trivia_slow(P);
 	return 0;
 }
@@ -275,13 +275,13 @@ static int number(Parser *P)
 	OpdKind kind = OPD_INT;
 	if (p < end && (*p == '-' || *p == '+'))
 		p++;
-	if (p >= end || !(ptx_lex_cls[(unsigned char)*p] & LX_DIGIT))
+	if (p >= end || !ptx_lex_is(*p, LX_DIGIT))
 		return fail_at(P, s, "expected a number");
 	bool is_float;
 	p = ptx_lex_number(p, end, &is_float);
 	if (is_float)
 		kind = OPD_FLOAT;
-	if (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_IDCONT))
+	if (p < end && ptx_lex_is(*p, LX_IDCONT))
 		return fail_at(P, s, "malformed number");
 	P->p = p;
 	return push_leaf(P, s, p, kind);
@@ -327,12 +327,14 @@ static int bracketed(Parser *P, char close, OpdKind kind, int depth, int addr)
 					if (trivia(P) < 0)
 						return -1;
 					int d = peek(P);
-					if (d == '-' || (d >= 0 && (ptx_lex_cls[d] & LX_DIGIT))) {
+					if (d == '-' ||
+					    (d >= 0 && ptx_lex_is(d, LX_DIGIT))) {
 						if (number(P) < 0)
 							return -1;
 						if (c == '+')
 							P->m->opds.v[P->m->opds.n - 1].flags |= OPDF_PLUS;
-					} else if (c == '+' && d >= 0 && (ptx_lex_cls[d] & LX_IDSTART)) {
+					} else if (c == '+' && d >= 0 &&
+					           ptx_lex_is(d, LX_IDSTART)) {
 						uint32_t t = (uint32_t)P->m->opds.n;
 						if (operand(P, depth + 1) < 0)
 							return -1;
@@ -416,9 +418,9 @@ static int operand(Parser *P, int depth)
 	default:
 		break;
 	}
-	if (c >= 0 && (ptx_lex_cls[c] & LX_DIGIT))
+	if (c >= 0 && ptx_lex_is(c, LX_DIGIT))
 		return number(P);
-	if (c < 0 || !(ptx_lex_cls[c] & LX_IDSTART))
+	if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 		return fail_at(P, c < 0 ? P->end : P->p, c < 0 ? "unexpected end of file in an operand"
 		                                              : "unexpected character in an operand");
 	const char *s = P->p;
@@ -523,7 +525,7 @@ static inline int blanks(Parser *P)
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	P->p = p;
-	if (p < end && (ptx_lex_cls[(unsigned char)*p] & LX_TRIV))
+	if (p < end && ptx_lex_is(*p, LX_TRIV))
 		return trivia_slow(P);
 	return 0;
 }
@@ -550,7 +552,8 @@ static inline const char *fast_name(Parser *P, const char *p, int depth)
 		if (r >= end)
 			return NULL;
 		d = (unsigned char)*r;
-		if (d == '|' || (depth == 0 && (d == '+' || d == '-')) || (ptx_lex_cls[d] & LX_TRIV))
+		if (d == '|' || (depth == 0 && (d == '+' || d == '-')) ||
+		    ptx_lex_is(d, LX_TRIV))
 			return NULL;
 	}
 	OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
@@ -567,7 +570,7 @@ static int fast_operand(Parser *P)
 		return 0;
 	int c = (unsigned char)*s;
 	size_t mark = m->opds.n;
-	if (ptx_lex_cls[c] & LX_IDSTART) {
+	if (ptx_lex_is(c, LX_IDSTART)) {
 		const char *q = fast_name(P, s, 0);
 		if (!q)
 			return 0;
@@ -587,7 +590,7 @@ static int fast_operand(Parser *P)
 				p = fast_name(P, p, 1);
 				if (!p)
 					goto slow;
-			} else if ((ptx_lex_cls[e] & LX_DIGIT) || e == '-') {
+			} else if (ptx_lex_is(e, LX_DIGIT) || e == '-') {
 				P->p = p;
 				if (number(P) < 0) {
 					P->failed = 0;
@@ -615,7 +618,7 @@ static int fast_operand(Parser *P)
 	if (c == '[') {
 		uint32_t i = push_opd(P, s, OPD_ADDR);
 		const char *p = s + 1;
-		if (p >= end || !(ptx_lex_cls[(unsigned char)*p] & LX_IDSTART))
+		if (p >= end || !ptx_lex_is(*p, LX_IDSTART))
 			goto slow;
 		const char *q = ptx_lex_name(p, end);
 		OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
@@ -631,8 +634,8 @@ static int fast_operand(Parser *P)
 		if ((*q != '+' && *q != '-') || q + 1 >= end)
 			goto slow;
 		const char *num = *q == '+' ? q + 1 : q;
-		if (!(ptx_lex_cls[(unsigned char)num[0]] & LX_DIGIT) && !(num[0] == '-' && num + 1 < end &&
-		                                                 (ptx_lex_cls[(unsigned char)num[1]] & LX_DIGIT)))
+		if (!ptx_lex_is(num[0], LX_DIGIT) &&
+		    !(num[0] == '-' && num + 1 < end && ptx_lex_is(num[1], LX_DIGIT)))
 			goto slow;
 		uint32_t ex = push_opd(P, p, OPD_EXPR);
 		if (push_leaf(P, p, q, kind) < 0)
@@ -701,7 +704,7 @@ static int statement(Parser *P, const char *q1)
 				return -1;
 		}
 		int c = peek(P);
-		if (c < 0 || !(ptx_lex_cls[c] & LX_IDSTART))
+		if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 			return fail_at(P, c < 0 ? P->end : P->p, "expected a predicate after '@'");
 		const char *q = ptx_lex_name(P->p, P->end);
 		if (push_leaf(P, P->p, q, *P->p == '%' ? OPD_REG : OPD_IDENT) < 0)
@@ -711,14 +714,15 @@ static int statement(Parser *P, const char *q1)
 			return -1;
 	}
 	const char *op = P->p, *end = P->end;
-	if (op >= end || !(ptx_lex_cls[(unsigned char)*op] & LX_IDSTART) || *op == '%' || *op == '$')
+	if (op >= end || !ptx_lex_is(*op, LX_IDSTART) || *op == '%' || *op == '$')
 		return fail_at(P, op >= end ? end : op, "expected an instruction");
 	const char *q = q1 ? q1 : ptx_lex_idcont(op + 1, end);
 	st.op = (uint16_t)op_find(op, (size_t)(q - op), end);
 	/* modifiers: ( '.' word | '::' word )* */
 	for (;;) {
 		q = ptx_lex_class(q, end, 1);
-		if (q + 2 < end && q[0] == ':' && q[1] == ':' && (ptx_lex_cls[(unsigned char)q[2]] & LX_IDCONT))
+		if (q + 2 < end && q[0] == ':' && q[1] == ':' &&
+		    ptx_lex_is(q[2], LX_IDCONT))
 			q += 2;
 		else
 			break;
@@ -742,7 +746,7 @@ static int statement(Parser *P, const char *q1)
 			const char *p = P->p;
 			/* ", " before the next operand, or ';': the usual case */
 			if (LIKELY(p + 2 < end) && p[0] == ',' && p[1] == ' ' &&
-			    !(ptx_lex_cls[(unsigned char)p[2]] & LX_TRIV)) {
+			    !ptx_lex_is(p[2], LX_TRIV)) {
 				P->p = p + 2;
 				continue;
 			}
@@ -788,13 +792,16 @@ static int is_type_word(const char *p, const char *q)
 	char c = p[1];
 	if (c != 'b' && c != 'u' && c != 's' && c != 'f' && c != 'e' && c != 't')
 		return 0;
-	return n >= 3 && (ptx_lex_cls[(unsigned char)p[2]] & LX_DIGIT) ? 1 : word_is(p, q, ".tf32") || word_is(p, q, ".bf16") || word_is(p, q, ".bf16x2");
+	return n >= 3 && ptx_lex_is(p[2], LX_DIGIT)
+	           ? 1
+	           : word_is(p, q, ".tf32") || word_is(p, q, ".bf16") ||
+	                 word_is(p, q, ".bf16x2");
 }
 
 static uint32_t parse_uint(const char *p, const char *q)
 {
 	uint64_t v = 0;
-	for (; p < q && (ptx_lex_cls[(unsigned char)*p] & LX_DIGIT); p++)
+	for (; p < q && ptx_lex_is(*p, LX_DIGIT); p++)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
 }
@@ -823,7 +830,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
 				P->p = q;
 				if (trivia(P) < 0)
 					return -1;
-				while (P->p < P->end && (ptx_lex_cls[(unsigned char)*P->p] & LX_DIGIT))
+				while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 					P->p++;
 				continue;
 			} else
@@ -831,7 +838,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
 			P->p = q;
 			continue;
 		}
-		if (c < 0 || !(ptx_lex_cls[c] & LX_IDSTART))
+		if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 			return fail_at(P, c < 0 ? P->end : P->p, "expected a register name in '.reg'");
 		break;
 	}
@@ -855,7 +862,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
 			if (trivia(P) < 0)
 				return -1;
 			const char *d0 = P->p;
-			while (P->p < P->end && (ptx_lex_cls[(unsigned char)*P->p] & LX_DIGIT))
+			while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 				P->p++;
 			if (P->p == d0)
 				return fail_at(P, P->p, "expected a register count");
@@ -876,7 +883,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
 			if (trivia(P) < 0)
 				return -1;
 			c = peek(P);
-			if (c < 0 || !(ptx_lex_cls[c] & LX_IDSTART))
+			if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 				return fail_at(P, c < 0 ? P->end : P->p, "expected a register name");
 			continue;
 		}
@@ -913,7 +920,7 @@ static int param(Parser *P, int is_ret)
 				if (trivia(P) < 0)
 					return -1;
 				const char *d0 = P->p;
-				while (P->p < P->end && (ptx_lex_cls[(unsigned char)*P->p] & LX_DIGIT))
+				while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 					P->p++;
 				pr.align = parse_uint(d0, P->p);
 				continue;
@@ -922,7 +929,7 @@ static int param(Parser *P, int is_ret)
 			P->p = q;
 			continue;
 		}
-		if (c >= 0 && (ptx_lex_cls[c] & LX_IDSTART)) {
+		if (c >= 0 && ptx_lex_is(c, LX_IDSTART)) {
 			const char *q = ptx_lex_name(P->p, P->end);
 			pr.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
 			P->p = q;
@@ -933,7 +940,7 @@ static int param(Parser *P, int is_ret)
 			if (trivia(P) < 0)
 				return -1;
 			const char *d0 = P->p;
-			while (P->p < P->end && (ptx_lex_cls[(unsigned char)*P->p] & LX_DIGIT))
+			while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 				P->p++;
 			pr.array = parse_uint(d0, P->p);
 			if (trivia(P) < 0)
@@ -950,7 +957,7 @@ static int param(Parser *P, int is_ret)
 	if (!pr.name.len)
 		return fail_at(P, s, "parameter without a name");
 	const char *e = P->p;
-	while (e > s && (ptx_lex_cls[(unsigned char)e[-1]] & LX_SPACE))
+	while (e > s && ptx_lex_is(e[-1], LX_SPACE))
 		e--;
 	pr.text = (Span){(uint32_t)(s - P->src), (uint32_t)(e - s)};
 	VEC_PUSH(P->m->params, pr);
@@ -990,7 +997,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 	uint16_t depth = 1;
 	uint32_t stmt0 = (uint32_t)m->stmts.n;
 	uint32_t scope0 = (uint32_t)m->scopes.n, cur = 0; /* innermost open scope */
-	Scope top = {fn->body_open, 0, 0, 0, 0, 1, 0};
+	Scope top = {.open = fn->body_open, .depth = 1};
 	VEC_PUSH(m->scopes, top);
 	fn->scope0 = scope0;
 	for (;;) {
@@ -1004,7 +1011,10 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (depth == 0xffff)
 				return fail_at(P, s, "scopes nested too deeply");
 			depth++;
-			Scope sc = {(uint32_t)(s - P->src), 0, (uint32_t)m->stmts.n - stmt0, 0, cur, depth, 0};
+			Scope sc = {.open = (uint32_t)(s - P->src),
+			            .stmt0 = (uint32_t)m->stmts.n - stmt0,
+			            .parent = cur,
+			            .depth = depth};
 			VEC_PUSH(m->scopes, sc);
 			cur = (uint32_t)m->scopes.n - 1 - scope0;
 			P->p++;
@@ -1027,7 +1037,8 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			const char *q = ptx_lex_directive(s, P->end);
 			P->p = q;
 			if (word_is(s, q, ".reg")) {
-				if (reg_decl(P, s, depth, (uint32_t)m->stmts.n - stmt0, cur) < 0)
+				uint32_t next = (uint32_t)m->stmts.n - stmt0;
+				if (reg_decl(P, s, depth, next, cur) < 0)
 					return -1;
 			} else if (word_is(s, q, ".loc") || word_is(s, q, ".file")) {
 				skip_line(P);
@@ -1045,7 +1056,7 @@ static int body(Parser *P, Func *fn, const char *fstart)
 				return -1;
 			continue;
 		}
-		if (ptx_lex_cls[c] & LX_IDSTART) {
+		if (ptx_lex_is(c, LX_IDSTART)) {
 			const char *q = ptx_lex_name(s, P->end);
 			/* "word." or "word;" can only start an instruction */
 			if (q < P->end && (*q == '.' || *q == ';') && c != '%') {
@@ -1059,8 +1070,8 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (trivia(P) < 0)
 				return -1;
 			if (peek(P) == ':' && peek2(P) != ':') {
-				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)},
-				           (uint32_t)m->stmts.n - stmt0, line, cur};
+				Span nm = {(uint32_t)(s - P->src), (uint32_t)(after - s)};
+				Label l = {nm, (uint32_t)m->stmts.n - stmt0, line, cur};
 				VEC_PUSH(P->m->labels, l);
 				P->p++;
 				continue;
@@ -1100,7 +1111,7 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 			return -1;
 	}
 	int c = peek(P);
-	if (c < 0 || !(ptx_lex_cls[c] & LX_IDSTART))
+	if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 		return fail_at(P, c < 0 ? P->end : P->p, "expected a function name");
 	const char *q = ptx_lex_name(P->p, P->end);
 	fn.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
@@ -1145,7 +1156,7 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 				if (trivia(P) < 0)
 					return -1;
 				int d2 = peek(P);
-				if (d2 >= 0 && ((ptx_lex_cls[d2] & LX_DIGIT) || d2 == ','))
+				if (d2 >= 0 && (ptx_lex_is(d2, LX_DIGIT) || d2 == ','))
 					P->p++;
 				else
 					break;
@@ -1215,13 +1226,14 @@ static int declaration(Parser *P, const char *start)
 			}
 			continue;
 		}
-		if (c >= 0 && (ptx_lex_cls[c] & LX_IDSTART)) {
+		if (c >= 0 && ptx_lex_is(c, LX_IDSTART)) {
 			const char *q = ptx_lex_name(P->p, P->end);
 			name = (Span){pos(P), (uint32_t)(q - P->p)};
 			P->p = q;
 			continue;
 		}
-		if (c >= 0 && ((ptx_lex_cls[c] & LX_DIGIT) || c == ',' || c == '<' || c == '>')) {
+		if (c >= 0 &&
+		    (ptx_lex_is(c, LX_DIGIT) || c == ',' || c == '<' || c == '>')) {
 			P->p++;
 			continue;
 		}

@@ -347,7 +347,8 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 static int check_braces(const Module *m, const Func *f, uint32_t first, uint32_t last,
                         const char *rpath, Err *e)
 {
-	uint32_t lo = st(m, f, first)->off, hi = st(m, f, last)->off + st(m, f, last)->len;
+	const Stmt *a = st(m, f, first), *b = st(m, f, last);
+	uint32_t lo = a->off, hi = b->off + b->len;
 	uint32_t at = UINT32_MAX;
 	bool open_inside = false;
 	for (uint32_t k = 1; k < f->nscope; k++) {
@@ -361,8 +362,10 @@ static int check_braces(const Module *m, const Func *f, uint32_t first, uint32_t
 		return 0;
 	unsigned line, col;
 	err_line_col(m->src, m->len, at != UINT32_MAX ? at : hi, &line, &col);
-	return err_set(e, "%s: the cut s%u..s%u crosses a '{ }' scope boundary (line %u): "
-	               "choose a range inside one scope", rpath, first, last, line);
+	return err_set(e,
+	               "%s: the cut s%u..s%u crosses a '{ }' scope boundary (line %u): "
+	               "choose a range inside one scope",
+	               rpath, first, last, line);
 }
 
 /* Labels strictly inside the range (a label before the first statement is

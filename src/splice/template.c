@@ -317,10 +317,12 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 			const char *eol = memchr(k.p, '\n', (size_t)(end - k.p));
 			if (!eol)
 				eol = end;
-			if (k.kind == TK_COMMENT && k.n >= 3 && k.p[1] == '/' && k.p[2] == '!') {
+			if (k.kind == TK_COMMENT && k.n >= 3 && k.p[1] == '/' &&
+			    k.p[2] == '!') {
 				if (header_line(t, k.p + 3, eol, line, e) < 0)
 					goto fail;
-			} else if (k.kind == TK_DIRECTIVE && k.n == 4 && !memcmp(k.p, ".reg", 4) &&
+			} else if (k.kind == TK_DIRECTIVE && k.n == 4 &&
+			           !memcmp(k.p, ".reg", 4) &&
 			           (k.p + 4 == eol || isspace((unsigned char)k.p[4]))) {
 				if (reg_line(t, k.p + 4, eol, line, e) < 0)
 					goto fail;
@@ -517,7 +519,8 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 			line++;
 			sb_addc(out, c);
 			p++;
-		} else if ((c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) || c == '"') {
+		} else if ((c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) ||
+		           c == '"') {
 			/* a comment or a string: verbatim (as the lexer delimits it),
 			 * except that ${EXPR} is filled in in '//' comments (so the
 			 * output documents the numbers it was made with); header
@@ -525,12 +528,15 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 			Lexer lx = ptx_lex_init(p, (size_t)(end - p));
 			Token k = ptx_lex_next(&lx);
 			const char *z = p + k.n;
-			if (k.kind == TK_COMMENT && p[1] == '/' && !(k.n >= 3 && p[2] == '!')) {
+			if (k.kind == TK_COMMENT && p[1] == '/' &&
+			    !(k.n >= 3 && p[2] == '!')) {
 				while (p < z) {
 					const char *d = memchr(p, '$', (size_t)(z - p));
 					while (d && !(d + 1 < z && d[1] == '{'))
-						d = memchr(d + 1, '$', (size_t)(z - d - 1));
-					const char *q = d ? memchr(d, '}', (size_t)(z - d)) : NULL;
+						d = memchr(d + 1, '$',
+						           (size_t)(z - d - 1));
+					const char *q =
+					    d ? memchr(d, '}', (size_t)(z - d)) : NULL;
 					if (!d || !q)
 						break;
 					sb_addn(out, p, (size_t)(d - p));
@@ -593,7 +599,8 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 				return tpl_err(e, t, line, "unexpected '%c' in ${...}", *x.p);
 			sb_addf(out, "%lld", (long long)v);
 			p = z + 1;
-		} else if (c == '%' && p + 1 < end && (isalpha((unsigned char)p[1]) || p[1] == '_' || p[1] == '$')) {
+		} else if (c == '%' && p + 1 < end &&
+		           (isalpha((unsigned char)p[1]) || p[1] == '_' || p[1] == '$')) {
 			const char *s = p;
 			p = ptx_lex_idcont(p + 1, end);
 			size_t n = (size_t)(p - s);
