@@ -4,14 +4,17 @@
  *
  * Two interfaces over the same definitions:
  *
- *  - Scanning primitives for the parser's hot path: a character-class table
- *    and inline scanners that return where a name, directive or run of plain
- *    bytes ends, plus ptx_lex_trivia (whitespace and comments), ptx_lex_string
- *    and ptx_lex_number.  They work on [p, end) and never read past end.
- *  - A token reader, ptx_lex_next, for every other reader of PTX text (the
- *    emitter's self-check, normalised statement text, templates): it returns
- *    every byte of the input in exactly one token, trivia included, so a
- *    caller can copy, drop or rewrite each kind as it needs.
+ *  - Scanners: a character-class table and functions that return where a
+ *    name, directive, number, string, run of trivia (whitespace and
+ *    comments) or run of solid bytes ends.  They take and return plain
+ *    pointers on [p, end), never read past end and keep no state, so the
+ *    parser calls them from its hot loops (the short ones are inline), and
+ *    the emitter's self-check and normalised statement text are a loop of
+ *    ptx_lex_trivia and ptx_lex_solid.
+ *  - A token reader, ptx_lex_next, for readers that need every byte
+ *    classified (templates, the fuzz target): it returns every byte of the
+ *    input in exactly one token, trivia included, so a caller can copy, drop
+ *    or rewrite each kind as it needs.
  *
  * Decisions:
  *  - Tokens are {p, n, kind} pointing into the text: nothing is copied and
@@ -22,6 +25,7 @@
  *    reader returns it as TK_BAD up to that newline).
  *  - A block comment without its closing "* /" is not trivia: ptx_lex_trivia
  *    stops at its '/', and the token reader returns TK_BAD to the end.
+ *  - A '%' that no name byte follows (a template's "%{") is punctuation.
  *  - The class table is a constant (no initialisation, safe on any thread).
  */
 #ifndef D4R_PTX_LEX_H

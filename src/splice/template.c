@@ -5,8 +5,11 @@
  * registers the recipe binds, ${EXPR} for numbers the recipe gives, and
  * local registers the splicer renames.  The reader collects the `//!`
  * header and the `.reg` declarations; the renderer copies the text, filling
- * the holes.  Nothing here knows about the module: the splicer (splice.c)
- * checks bindings against the cut interface before rendering.
+ * the holes.  Where a comment or a string begins and ends is the PTX
+ * lexer's decision (ptx/lex.h); inside one, registers and '.reg' are text
+ * (only ${EXPR} in a '//' comment is filled in).
+ * Nothing here knows about the module: the splicer (splice.c) checks
+ * bindings against the cut interface before rendering.
  */
 #include "template.h"
 
