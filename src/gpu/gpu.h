@@ -96,9 +96,9 @@ typedef struct {
 /*
  * The module reduced for the layer: ptx[0..n) without the entries that no
  * launch of `m` names (reduce.h; line numbers kept), appended to `out`.
- * `spans` are the module's function spans (from the PTX parser, or
- * gpu_scan_entries); *removed (may be NULL) gets the number of entries
- * removed.  -1 when a launched entry is not in the module.
+ * `spans` are the module's function spans (from the PTX parser's model);
+ * *removed (may be NULL) gets the number of entries removed.  -1 when a
+ * launched entry is not in the module.
  */
 int gpu_reduce_for_layer(const Manifest *m, const char *ptx, size_t n,
                          const GpuFuncSpan *spans, size_t nspans, StrBuf *out,

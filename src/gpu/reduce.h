@@ -1,17 +1,17 @@
 /*
  * reduce.h - cutting a PTX module down to the entries a launch needs.
  *
- * JIT time grows with the module: a 137-entry vendor module JITs in 5.1 s,
- * one of its entries alone in 0.03-0.08 s (/work/shared/device.md).  The
+ * JIT time grows with the module: on an H200 a 137-entry vendor module JITs
+ * in 5.1 s, one of its entries alone in 0.03-0.08 s.  The
  * launch needs only the entries it launches, so the others are removed
  * before the JIT.  Everything else is kept: .func definitions (an entry may
  * call them), globals, constants, directives.  A removed entry is replaced
  * by as many newlines as it spanned, so every remaining line keeps its
  * number and a JIT error's "line N" still points into the original file.
  *
- * The function spans come from the caller (the PTX parser knows them:
- * each function's byte span, from its linkage directive to its closing
- * brace), so this module does not depend on the parser.
+ * The function spans come from the caller, who has the parsed module (each
+ * Func's text: from its first linkage directive to its closing brace), so
+ * this module reads no PTX syntax of its own.
  */
 #ifndef D4R_GPU_REDUCE_H
 #define D4R_GPU_REDUCE_H
@@ -34,17 +34,5 @@ typedef struct {
  */
 int gpu_reduce_ptx(const char *ptx, size_t n, const GpuFuncSpan *spans, size_t nspans,
                    const char *const *keep, size_t nkeep, StrBuf *out, Err *e);
-
-/*
- * For callers without the PTX parser (the verbs use its spans, through
- * cmd/job.h job_reduce): finds
- * every .entry definition of ptx[0..n) by a light scan (comments and
- * strings skipped, braces matched).  Each span runs from the start of the
- * line holding `.entry` (so `.visible` / `.weak` before it are included)
- * to the closing brace.  Sets *out to a malloc'd array (names malloc'd;
- * free with gpu_spans_free).  -1 when a body's braces do not match.
- */
-int gpu_scan_entries(const char *ptx, size_t n, GpuFuncSpan **out, size_t *nout, Err *e);
-void gpu_spans_free(GpuFuncSpan *spans, size_t n);
 
 #endif

@@ -8,6 +8,8 @@
  */
 #include "emit.h"
 
+#include "lex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,51 +71,53 @@ int ptx_emit(const Module *m, Edit *edits, size_t nedits, StrBuf *out, Err *e)
 
 static int only_trivia(const char *p, const char *end)
 {
-	while (p < end) {
-		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
-			p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-				p++;
-			if (p + 1 >= end)
-				return 0;
-			p += 2;
-		} else
-			return 0;
-	}
-	return 1;
+	return ptx_lex_trivia(p, end, NULL) == end;
 }
 
-/* The statement's source with whitespace and comments removed. */
+/* The statement's source with whitespace and comments removed (strings
+ * keep their spaces). */
 static void compact_source(const Module *m, const Stmt *s, StrBuf *out)
 {
 	const char *p = m->src + s->off, *end = p + s->len;
 	while (p < end) {
-		if (*p == '"') { /* strings keep their spaces */
-			const char *q = p + 1;
-			while (q < end && *q != '"')
-				q += (*q == '\\' && q + 1 < end) ? 2 : 1;
-			if (q < end)
-				q++;
-			sb_addn(out, p, (size_t)(q - p));
-			p = q;
-		} else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
-			p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-				p++;
-			p += 2;
-		} else
-			sb_addc(out, *p++);
+		const char *q = ptx_lex_solid(p, end);
+		sb_addn(out, p, (size_t)(q - p));
+		p = ptx_lex_trivia(q, end, NULL);
+		if (p == q && p < end)
+			break; /* an unterminated comment: the rest is comment */
 	}
+}
+
+/* The scopes of fn: scope 0 is the body; each other one opens after the
+ * one before it, lies inside its parent one level deeper, and holds
+ * exactly the statements between its braces.  Returns the offset of the
+ * first scope that breaks this, or UINT32_MAX. */
+static uint32_t bad_scope(const Module *m, const Func *fn)
+{
+	if (fn->flags & FNF_DECL)
+		return fn->nscope ? fn->text.off : UINT32_MAX;
+	const Scope *s0 = fn->nscope ? func_scope(m, fn, 0) : NULL;
+	if (!s0 || s0->open != fn->body_open || s0->close != fn->body_close ||
+	    s0->depth != 1 || s0->parent != 0 || s0->stmt0 != 0 || s0->nstmt != fn->nstmt)
+		return fn->body_open;
+	for (uint32_t k = 1; k < fn->nscope; k++) {
+		const Scope *sc = func_scope(m, fn, k);
+		const Scope *up = func_scope(m, fn, sc->parent);
+		uint32_t end = sc->stmt0 + sc->nstmt;
+		if (sc->parent >= k || sc->open <= func_scope(m, fn, k - 1)->open ||
+		    sc->open <= up->open || sc->close >= up->close ||
+		    sc->close <= sc->open || m->src[sc->open] != '{' ||
+		    m->src[sc->close] != '}' || sc->depth != up->depth + 1 ||
+		    sc->stmt0 < up->stmt0 || end > up->stmt0 + up->nstmt)
+			return sc->open;
+		if (sc->nstmt && (func_stmt(m, fn, sc->stmt0)->off < sc->open ||
+		                  func_stmt(m, fn, end - 1)->off > sc->close))
+			return sc->open;
+		if ((sc->stmt0 > 0 && func_stmt(m, fn, sc->stmt0 - 1)->off > sc->open) ||
+		    (end < fn->nstmt && func_stmt(m, fn, end)->off < sc->close))
+			return sc->open;
+	}
+	return UINT32_MAX;
 }
 
 int ptx_verify(const Module *m, Err *e)
@@ -133,6 +137,12 @@ int ptx_verify(const Module *m, Err *e)
 	int rc = 0;
 	for (size_t f = 0; f < m->funcs.n && !rc; f++) {
 		const Func *fn = &m->funcs.v[f];
+		uint32_t bad = bad_scope(m, fn);
+		if (bad != UINT32_MAX) {
+			rc = err_at(e, m->name, m->src, m->len, bad,
+			            "the scope record of this '{' does not match it");
+			break;
+		}
 		uint32_t prev = fn->body_open;
 		for (uint32_t i = 0; i < fn->nstmt; i++) {
 			const Stmt *s = func_stmt(m, fn, i);

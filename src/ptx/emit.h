@@ -36,9 +36,11 @@ int ptx_emit_to(const Module *m, Edit *edits, size_t nedits, EmitSink sink, void
  * Checks that the model accounts for every byte of the source: the items
  * tile the file with only whitespace and comments between them, every
  * statement lies inside its function's body, statements are in order and do
- * not overlap, and each statement re-rendered from its parsed parts (guard,
- * opcode, operand tree) equals its source text with whitespace and comments
- * removed.  Returns 0, or -1 naming the first place that differs.
+ * not overlap, each '{ }' scope lies inside its parent and holds exactly the
+ * statements between its braces, and each statement re-rendered from its
+ * parsed parts (guard, opcode, operand tree) equals its source text with
+ * whitespace and comments removed.  Returns 0, or -1 naming the first place
+ * that differs.
  */
 int ptx_verify(const Module *m, Err *e);
 

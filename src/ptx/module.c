@@ -3,6 +3,8 @@
  */
 #include "module.h"
 
+#include "lex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +103,16 @@ bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix)
 	return op.n >= n && memcmp(op.p, prefix, n) == 0 && (op.n == n || op.p[n] == '.');
 }
 
+void func_stmt_scopes(const Module *m, const Func *f, uint32_t *out)
+{
+	/* scopes in opening order: an inner scope overwrites its parent's mark */
+	for (uint32_t k = 0; k < f->nscope; k++) {
+		const Scope *sc = func_scope(m, f, k);
+		for (uint32_t i = sc->stmt0; i < sc->stmt0 + sc->nstmt; i++)
+			out[i] = k;
+	}
+}
+
 Func *mod_func_find(const Module *m, Str name)
 {
 	for (size_t i = 0; i < m->funcs.n; i++)
@@ -120,6 +132,7 @@ void mod_free(Module *m)
 	VEC_FREE(m->params);
 	VEC_FREE(m->regs);
 	VEC_FREE(m->labels);
+	VEC_FREE(m->scopes);
 	arena_release(&m->arena);
 	free(m);
 }
@@ -189,31 +202,17 @@ void stmt_render_compact(const Module *m, const Stmt *s, StrBuf *out)
 void stmt_normalized(const Module *m, const Stmt *s, StrBuf *out)
 {
 	const char *p = m->src + s->off, *end = p + s->len;
-	int space = 0;
+	bool space = false;
 	while (p < end) {
-		char c = *p;
-		if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
-			if (p[1] == '/') {
-				while (p < end && *p != '\n')
-					p++;
-			} else {
-				p += 2;
-				while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-					p++;
-				p += 2;
-			}
-			space = 1;
-			continue;
+		const char *q = ptx_lex_solid(p, end);
+		if (q > p) {
+			if (space && out->n && out->p[out->n - 1] != '\n')
+				sb_addc(out, ' ');
+			sb_addn(out, p, (size_t)(q - p));
 		}
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-			space = 1;
-			p++;
-			continue;
-		}
-		if (space && out->n && out->p[out->n - 1] != '\n')
-			sb_addc(out, ' ');
-		space = 0;
-		sb_addc(out, c);
-		p++;
+		p = ptx_lex_trivia(q, end, NULL);
+		if (p == q && p < end)
+			break; /* an unterminated comment: the rest is comment */
+		space = p > q;
 	}
 }

@@ -16,6 +16,15 @@
  *  - Every statement keeps its byte span [off, off+len) (guard through ';')
  *    and its 1-based source line.
  *  - An mma statement is mma.sync / mma.sp / wmma.mma / wgmma.mma_async.
+ *
+ * Scopes: every function with a body has its `{ }` scopes recorded, scope 0
+ * being the body itself and the others (inline-asm blocks such as
+ * `{ .reg .pred p; ... }`, nested at will) numbered in the order they open.
+ * A Scope knows the offsets of its braces, its depth (1 for the body), its
+ * parent and the statements it holds, nested scopes' included; register
+ * declarations and labels name the innermost scope they are in.  Braces
+ * inside statements (vector operands), directives (initialisers), strings
+ * and comments open no scope.
  */
 #ifndef D4R_PTX_MODULE_H
 #define D4R_PTX_MODULE_H
@@ -129,13 +138,33 @@ typedef struct {
 	uint8_t vec;        /* .v2/.v4 element count, or 0 */
 	uint16_t depth;     /* brace depth of the declaration (1 = function body) */
 	uint32_t stmt;      /* index (within the function) of the next statement */
+	uint32_t scope;     /* index (within the function) of its innermost scope */
 } RegDecl;
 
 typedef struct {
 	Span name;
 	uint32_t stmt;      /* index (within the function) of the next statement */
 	uint32_t line;
+	uint32_t scope;     /* index (within the function) of its innermost scope */
 } Label;
+
+/*
+ * One `{ }` scope of a function body (see the top of this file).  Scope k
+ * of Func f is m->scopes.v[f->scope0 + k]; scope 0 is the body.  Scopes
+ * are in the order their '{' appears, so a scope's parent has a smaller
+ * index and every scope inside it a larger one, and the innermost scope
+ * around a statement is the last one whose range holds it.
+ */
+typedef struct {
+	uint32_t open, close; /* offsets of its '{' and '}'                     */
+	uint32_t stmt0;       /* first statement inside (index within the func) */
+	uint32_t nstmt;       /* statements inside, nested scopes' included:
+	                       * [stmt0, stmt0 + nstmt); 0 for an empty scope,
+	                       * whose stmt0 is then the next statement's index */
+	uint32_t parent;      /* index of the enclosing scope; 0 for scope 0    */
+	uint16_t depth;       /* 1 for the body, 2 for a scope inside it, ...   */
+	uint16_t pad;
+} Scope;
 
 typedef struct {
 	Span name;
@@ -146,6 +175,7 @@ typedef struct {
 	uint32_t param0, nparam;
 	uint32_t reg0, nreg;
 	uint32_t label0, nlabel;
+	uint32_t scope0, nscope; /* its scopes; none for declarations */
 	uint8_t kind;       /* FuncKind */
 	uint8_t flags;
 } Func;
@@ -181,6 +211,7 @@ typedef struct Module {
 	VEC(Param) params;
 	VEC(RegDecl) regs;
 	VEC(Label) labels;
+	VEC(Scope) scopes;
 	Arena arena;
 	uint32_t nmma;      /* mma statements in the module */
 } Module;
@@ -233,6 +264,14 @@ int stmt_mod_any(const Module *m, const Stmt *s, const char *const *mods, size_t
 /* Does the opcode token start with `prefix` ending at a component boundary
  * ("wmma.mma" matches "wmma.mma.sync...", not "wmma.mmax")? */
 bool stmt_opcode_is(const Module *m, const Stmt *s, const char *prefix);
+
+/* Scope k of f (k < f->nscope). */
+static inline const Scope *func_scope(const Module *m, const Func *f, uint32_t k)
+{
+	return &m->scopes.v[f->scope0 + k];
+}
+/* Fills out[0..f->nstmt) with the innermost scope of each statement of f. */
+void func_stmt_scopes(const Module *m, const Func *f, uint32_t *out);
 
 Func *mod_func_find(const Module *m, Str name);
 /* Index of f in m->funcs. */

@@ -2,10 +2,12 @@
  * parse.c - recursive-descent parser from PTX text to the module model.
  *
  * The parser reads the mapped file once, left to right, and never copies it:
- * what it records are byte spans.  Lexing is done inline (a character-class
- * table and a few scanning loops) rather than through a token stream, because
- * this is the hot path of every verb and a 40 MB module must parse in tens of
- * milliseconds; there is no per-token allocation.
+ * what it records are byte spans.  It calls the lexer's scanners (lex.h:
+ * the class table, names, directives, trivia, strings, numbers) from its
+ * own loops rather than pulling a token stream, because this is the hot
+ * path of every verb and a 40 MB module must parse in tens of milliseconds:
+ * the common shapes (", " between operands, "%r12" names) are decided
+ * without a call, and there is no per-token allocation.
  *
  * What is kept and what is skipped:
  *  - Whitespace and comments ("trivia") are skipped but never lost: the model
@@ -33,48 +35,10 @@
  */
 #include "parse.h"
 
+#include "lex.h"
+
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
-/* Character classes. */
-enum {
-	C_SPACE = 1, C_IDSTART = 2, C_IDCONT = 4, C_DIGIT = 8, C_HEX = 16, C_TRIV = 32, C_OPC = 64,
-	C_STOP = 128 /* stops skip_to_semicolon/skip_block: ; { } " / newline */
-};
-static unsigned char cls[256];
-
-static void init_classes(void)
-{
-	if (cls['a'])
-		return;
-	cls[' '] = cls['\t'] = cls['\r'] = cls['\n'] = cls['\f'] = cls['\v'] = C_SPACE | C_TRIV;
-	cls['/'] = C_TRIV;
-	for (int c = 'a'; c <= 'z'; c++)
-		cls[c] = C_IDSTART | C_IDCONT;
-	for (int c = 'A'; c <= 'Z'; c++)
-		cls[c] = C_IDSTART | C_IDCONT;
-	cls['_'] = cls['$'] = cls['%'] = C_IDSTART | C_IDCONT;
-	cls['%'] = C_IDSTART; /* only at the start of a name */
-	for (int c = '0'; c <= '9'; c++)
-		cls[c] = C_IDCONT | C_DIGIT | C_HEX;
-	for (int c = 'a'; c <= 'f'; c++)
-		cls[c] |= C_HEX;
-	for (int c = 'A'; c <= 'F'; c++)
-		cls[c] |= C_HEX;
-	for (int c = 0; c < 256; c++)
-		if (cls[c] & C_IDCONT)
-			cls[c] |= C_OPC;
-	cls['.'] |= C_OPC;
-	cls[';'] |= C_STOP;
-	cls['{'] |= C_STOP;
-	cls['}'] |= C_STOP;
-	cls['"'] |= C_STOP;
-	cls['/'] |= C_STOP;
-	cls['\n'] |= C_STOP;
-}
 
 typedef struct {
 	const char *name;
@@ -111,42 +75,14 @@ static int fail_at(Parser *P, const char *at, const char *what)
 	return -1;
 }
 
-/* trivia := { whitespace | '//' ... newline | '/ *' ... '* /' } */
+/* trivia (lex.h) from P->p, counting lines; an unterminated block comment
+ * is an error. */
 static int trivia_slow(Parser *P)
 {
-	const char *p = P->p, *end = P->end;
-	for (;;) {
-		while (p < end && (cls[(unsigned char)*p] & C_SPACE)) {
-			if (*p == '\n')
-				P->line++;
-			p++;
-		}
-		if (p + 1 < end && p[0] == '/') {
-			if (p[1] == '/') {
-				const char *nl = memchr(p, '\n', (size_t)(end - p));
-				p = nl ? nl : end;
-				continue;
-			}
-			if (p[1] == '*') {
-				const char *q = p + 2;
-				for (;;) {
-					if (q + 1 >= end) {
-						P->p = p;
-						return fail_at(P, p, "unterminated comment");
-					}
-					if (q[0] == '*' && q[1] == '/')
-						break;
-					if (*q == '\n')
-						P->line++;
-					q++;
-				}
-				p = q + 2;
-				continue;
-			}
-		}
-		break;
-	}
+	const char *p = ptx_lex_trivia(P->p, P->end, &P->line);
 	P->p = p;
+	if (UNLIKELY(ptx_lex_open_comment(p, P->end)))
+		return fail_at(P, p, "unterminated comment");
 	return 0;
 }
 
@@ -155,7 +91,7 @@ static int trivia_slow(Parser *P)
 static inline int trivia(Parser *P)
 {
 	const char *p = P->p, *end = P->end;
-	if (LIKELY(p < end) && !(cls[(unsigned char)*p] & C_TRIV))
+	if (LIKELY(p < end) && !ptx_lex_is(*p, LX_TRIV))
 		return 0;
 	uint32_t nl = 0;
 	while (p < end) {
@@ -169,92 +105,9 @@ static inline int trivia(Parser *P)
 	}
 	P->line += nl;
 	P->p = p;
-	if (p < end && (cls[(unsigned char)*p] & C_TRIV))
+	if (p < end && ptx_lex_is(*p, LX_TRIV))
 		return trivia_slow(P);
 	return 0;
-}
-
-/*
- * Scans [A-Za-z0-9_$]* (with `dot`, also '.') from p.  Names in vendor PTX
- * are long (mangled C++ parameter names run past 100 bytes), so with SSE2
- * sixteen bytes are classified at once: letters by folding case and one
- * biased signed compare, digits likewise, '_' '$' '.' by equality.  The
- * vector path only loads inside [p, end); the tail is scalar.
- */
-#ifdef __SSE2__
-static inline unsigned idcont_mask(__m128i v, int dot)
-{
-	__m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-	__m128i letter = _mm_cmplt_epi8(_mm_add_epi8(lower, _mm_set1_epi8((char)(0x80 - 'a'))),
-	                                _mm_set1_epi8((char)(0x80 + 26)));
-	__m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
-	                               _mm_set1_epi8((char)(0x80 + 10)));
-	__m128i ok = _mm_or_si128(letter, digit);
-	ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
-	ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('$')));
-	if (dot)
-		ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8('.')));
-	return (unsigned)_mm_movemask_epi8(ok);
-}
-#endif
-
-static inline const char *scan_class(const char *p, const char *end, int dot)
-{
-#ifdef __SSE2__
-	while (p + 16 <= end) {
-		unsigned m = ~idcont_mask(_mm_loadu_si128((const __m128i *)(const void *)p), dot) & 0xffffu;
-		if (m)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#endif
-	unsigned char want = dot ? C_OPC : C_IDCONT;
-	while (p < end && (cls[(unsigned char)*p] & want))
-		p++;
-	return p;
-}
-
-static inline const char *scan_idcont(const char *p, const char *end)
-{
-	/* most names (registers) are a few bytes: look at eight one by one
-	 * before going wide */
-	if (LIKELY(p + 8 <= end)) {
-		for (int i = 0; i < 8; i++)
-			if (!(cls[(unsigned char)p[i]] & C_IDCONT))
-				return p + i;
-		p += 8;
-	}
-	return scan_class(p, end, 0);
-}
-
-/* name := [%A-Za-z_$][A-Za-z0-9_$]* ; a '%' name may carry ".x"-style
- * components (%tid.x, %r1.y).  The first sixteen bytes after the first are
- * classified at once: registers ("%r2352") end inside them. */
-static inline const char *scan_name(const char *p, const char *end)
-{
-	const char *q = p + 1;
-#ifdef __SSE2__
-	unsigned m;
-	if (LIKELY(q + 16 <= end) &&
-	    (m = ~idcont_mask(_mm_loadu_si128((const __m128i *)(const void *)q), 0) & 0xffffu))
-		q += __builtin_ctz(m);
-	else
-#endif
-		q = scan_class(q, end, 0);
-	if (*p == '%')
-		while (q + 1 < end && *q == '.' && (cls[(unsigned char)q[1]] & C_IDSTART) &&
-		       q[1] != '%')
-			q = scan_idcont(q + 1, end);
-	return q;
-}
-
-/* A directive word: '.' [A-Za-z0-9_]+ ( '::' [A-Za-z0-9_]+ )* */
-static const char *scan_directive(const char *p, const char *end)
-{
-	p = scan_idcont(p + 1, end);
-	while (p + 2 < end && p[0] == ':' && p[1] == ':' && (cls[(unsigned char)p[2]] & C_IDCONT))
-		p = scan_idcont(p + 2, end);
-	return p;
 }
 
 static inline int word_is(const char *p, const char *q, const char *w)
@@ -263,56 +116,23 @@ static inline int word_is(const char *p, const char *q, const char *w)
 	return (size_t)(q - p) == n && memcmp(p, w, n) == 0;
 }
 
-/* Skips to the end of the line (for line-terminated directives); returns the
- * end of the directive's text (trailing blanks and comment excluded). */
+/* Moves P->p to the end of a line-terminated directive's text (trailing
+ * blanks and comment excluded) and returns it. */
 static const char *skip_line(Parser *P)
 {
-	const char *p = P->p, *end = P->end, *last = p;
-	while (p < end && *p != '\n') {
-		if (*p == '"') {
-			p++;
-			while (p < end && *p != '"' && *p != '\n')
-				p += (*p == '\\' && p + 1 < end) ? 2 : 1;
-			if (p < end && *p == '"')
-				p++;
-			last = p;
-			continue;
-		}
-		if (p + 1 < end && p[0] == '/' && (p[1] == '/' || p[1] == '*'))
-			break;
-		if (!(cls[(unsigned char)*p] & C_SPACE))
-			last = p + 1;
-		p++;
-	}
-	P->p = last;
-	return last;
+	P->p = ptx_lex_line_end(P->p, P->end);
+	return P->p;
 }
 
 /* Skips a string literal at P->p ('"'). */
 static int skip_string(Parser *P)
 {
-	const char *p = P->p + 1;
-	while (p < P->end && *p != '"') {
-		if (*p == '\n')
-			return fail_at(P, P->p, "unterminated string");
-		p += (*p == '\\' && p + 1 < P->end) ? 2 : 1;
-	}
-	if (p >= P->end)
+	bool closed;
+	const char *q = ptx_lex_string(P->p, P->end, &closed);
+	if (!closed)
 		return fail_at(P, P->p, "unterminated string");
-	P->p = p + 1;
+	P->p = q;
 	return 0;
-}
-
-/*
- * Steps over bytes that need no attention (anything but ; { } " / newline)
- * and returns the next one that does, counting nothing: callers count the
- * newlines they stop at.
- */
-static inline const char *skip_plain(const char *p, const char *end)
-{
-	while (p < end && !(cls[(unsigned char)*p] & C_STOP))
-		p++;
-	return p;
 }
 
 /* At p ('/' or '"'): steps over a comment or a string; other '/' by one. */
@@ -343,7 +163,7 @@ static int skip_balanced(Parser *P, const char *start, bool semi)
 	int depth = 0;
 	const char *p = P->p, *end = P->end;
 	for (;;) {
-		p = skip_plain(p, end);
+		p = ptx_lex_plain(p, end);
 		if (p >= end)
 			break;
 		int c = (unsigned char)*p;
@@ -455,41 +275,13 @@ static int number(Parser *P)
 	OpdKind kind = OPD_INT;
 	if (p < end && (*p == '-' || *p == '+'))
 		p++;
-	if (p >= end || !(cls[(unsigned char)*p] & C_DIGIT))
+	if (p >= end || !ptx_lex_is(*p, LX_DIGIT))
 		return fail_at(P, s, "expected a number");
-	if (p + 1 < end && p[0] == '0' && (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
+	bool is_float;
+	p = ptx_lex_number(p, end, &is_float);
+	if (is_float)
 		kind = OPD_FLOAT;
-		p += 2;
-		while (p < end && (cls[(unsigned char)*p] & C_HEX))
-			p++;
-	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		p += 2;
-		while (p < end && (cls[(unsigned char)*p] & C_HEX))
-			p++;
-	} else if (p + 1 < end && p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) {
-		p += 2;
-		while (p < end && (*p == '0' || *p == '1'))
-			p++;
-	} else {
-		while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
-			p++;
-		if (p < end && *p == '.' && p + 1 < end && (cls[(unsigned char)p[1]] & C_DIGIT)) {
-			kind = OPD_FLOAT;
-			p++;
-			while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
-				p++;
-		}
-		if (kind == OPD_FLOAT && p < end && (*p == 'e' || *p == 'E')) {
-			p++;
-			if (p < end && (*p == '+' || *p == '-'))
-				p++;
-			while (p < end && (cls[(unsigned char)*p] & C_DIGIT))
-				p++;
-		}
-	}
-	if (p < end && (*p == 'U' || *p == 'u'))
-		p++;
-	if (p < end && (cls[(unsigned char)*p] & C_IDCONT))
+	if (p < end && ptx_lex_is(*p, LX_IDCONT))
 		return fail_at(P, s, "malformed number");
 	P->p = p;
 	return push_leaf(P, s, p, kind);
@@ -535,12 +327,14 @@ static int bracketed(Parser *P, char close, OpdKind kind, int depth, int addr)
 					if (trivia(P) < 0)
 						return -1;
 					int d = peek(P);
-					if (d == '-' || (d >= 0 && (cls[d] & C_DIGIT))) {
+					if (d == '-' ||
+					    (d >= 0 && ptx_lex_is(d, LX_DIGIT))) {
 						if (number(P) < 0)
 							return -1;
 						if (c == '+')
 							P->m->opds.v[P->m->opds.n - 1].flags |= OPDF_PLUS;
-					} else if (c == '+' && d >= 0 && (cls[d] & C_IDSTART)) {
+					} else if (c == '+' && d >= 0 &&
+					           ptx_lex_is(d, LX_IDSTART)) {
 						uint32_t t = (uint32_t)P->m->opds.n;
 						if (operand(P, depth + 1) < 0)
 							return -1;
@@ -624,13 +418,13 @@ static int operand(Parser *P, int depth)
 	default:
 		break;
 	}
-	if (c >= 0 && (cls[c] & C_DIGIT))
+	if (c >= 0 && ptx_lex_is(c, LX_DIGIT))
 		return number(P);
-	if (c < 0 || !(cls[c] & C_IDSTART))
+	if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 		return fail_at(P, c < 0 ? P->end : P->p, c < 0 ? "unexpected end of file in an operand"
 		                                              : "unexpected character in an operand");
 	const char *s = P->p;
-	const char *q = scan_name(s, P->end);
+	const char *q = ptx_lex_name(s, P->end);
 	OpdKind kind = *s == '%' ? OPD_REG : (q == s + 1 && *s == '_') ? OPD_SINK : OPD_IDENT;
 	/* A name followed by '|' (predicate pair) or '+'/'-' number (symbol
 	 * offset) becomes a compound operand. */
@@ -678,6 +472,7 @@ static struct {
 	uint64_t key;
 	uint16_t op;
 } optab[1u << OPTAB_BITS];
+static bool optab_built;
 
 static inline uint32_t optab_hash(uint64_t k)
 {
@@ -686,6 +481,8 @@ static inline uint32_t optab_hash(uint64_t k)
 
 static void init_optab(void)
 {
+	if (optab_built)
+		return;
 	for (int op = 1; op < OP__COUNT; op++) {
 		const char *name = op_name((Op)op);
 		size_t n = strlen(name);
@@ -699,6 +496,7 @@ static void init_optab(void)
 		optab[h].key = k;
 		optab[h].op = (uint16_t)op;
 	}
+	optab_built = true;
 }
 
 static inline Op op_find(const char *s, size_t n, const char *end)
@@ -727,7 +525,7 @@ static inline int blanks(Parser *P)
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	P->p = p;
-	if (p < end && (cls[(unsigned char)*p] & C_TRIV))
+	if (p < end && ptx_lex_is(*p, LX_TRIV))
 		return trivia_slow(P);
 	return 0;
 }
@@ -743,7 +541,7 @@ static inline int blanks(Parser *P)
 static inline const char *fast_name(Parser *P, const char *p, int depth)
 {
 	const char *end = P->end;
-	const char *q = scan_name(p, end);
+	const char *q = ptx_lex_name(p, end);
 	if (UNLIKELY(q >= end))
 		return NULL;
 	int d = (unsigned char)*q;
@@ -754,7 +552,8 @@ static inline const char *fast_name(Parser *P, const char *p, int depth)
 		if (r >= end)
 			return NULL;
 		d = (unsigned char)*r;
-		if (d == '|' || (depth == 0 && (d == '+' || d == '-')) || (cls[d] & C_TRIV))
+		if (d == '|' || (depth == 0 && (d == '+' || d == '-')) ||
+		    ptx_lex_is(d, LX_TRIV))
 			return NULL;
 	}
 	OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
@@ -771,7 +570,7 @@ static int fast_operand(Parser *P)
 		return 0;
 	int c = (unsigned char)*s;
 	size_t mark = m->opds.n;
-	if (cls[c] & C_IDSTART) {
+	if (ptx_lex_is(c, LX_IDSTART)) {
 		const char *q = fast_name(P, s, 0);
 		if (!q)
 			return 0;
@@ -791,7 +590,7 @@ static int fast_operand(Parser *P)
 				p = fast_name(P, p, 1);
 				if (!p)
 					goto slow;
-			} else if ((cls[e] & C_DIGIT) || e == '-') {
+			} else if (ptx_lex_is(e, LX_DIGIT) || e == '-') {
 				P->p = p;
 				if (number(P) < 0) {
 					P->failed = 0;
@@ -819,9 +618,9 @@ static int fast_operand(Parser *P)
 	if (c == '[') {
 		uint32_t i = push_opd(P, s, OPD_ADDR);
 		const char *p = s + 1;
-		if (p >= end || !(cls[(unsigned char)*p] & C_IDSTART))
+		if (p >= end || !ptx_lex_is(*p, LX_IDSTART))
 			goto slow;
-		const char *q = scan_name(p, end);
+		const char *q = ptx_lex_name(p, end);
 		OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
 		if (q >= end)
 			goto slow;
@@ -835,8 +634,8 @@ static int fast_operand(Parser *P)
 		if ((*q != '+' && *q != '-') || q + 1 >= end)
 			goto slow;
 		const char *num = *q == '+' ? q + 1 : q;
-		if (!(cls[(unsigned char)num[0]] & C_DIGIT) && !(num[0] == '-' && num + 1 < end &&
-		                                                 (cls[(unsigned char)num[1]] & C_DIGIT)))
+		if (!ptx_lex_is(num[0], LX_DIGIT) &&
+		    !(num[0] == '-' && num + 1 < end && ptx_lex_is(num[1], LX_DIGIT)))
 			goto slow;
 		uint32_t ex = push_opd(P, p, OPD_EXPR);
 		if (push_leaf(P, p, q, kind) < 0)
@@ -905,9 +704,9 @@ static int statement(Parser *P, const char *q1)
 				return -1;
 		}
 		int c = peek(P);
-		if (c < 0 || !(cls[c] & C_IDSTART))
+		if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 			return fail_at(P, c < 0 ? P->end : P->p, "expected a predicate after '@'");
-		const char *q = scan_name(P->p, P->end);
+		const char *q = ptx_lex_name(P->p, P->end);
 		if (push_leaf(P, P->p, q, *P->p == '%' ? OPD_REG : OPD_IDENT) < 0)
 			return -1;
 		P->p = q;
@@ -915,14 +714,15 @@ static int statement(Parser *P, const char *q1)
 			return -1;
 	}
 	const char *op = P->p, *end = P->end;
-	if (op >= end || !(cls[(unsigned char)*op] & C_IDSTART) || *op == '%' || *op == '$')
+	if (op >= end || !ptx_lex_is(*op, LX_IDSTART) || *op == '%' || *op == '$')
 		return fail_at(P, op >= end ? end : op, "expected an instruction");
-	const char *q = q1 ? q1 : scan_idcont(op + 1, end);
+	const char *q = q1 ? q1 : ptx_lex_idcont(op + 1, end);
 	st.op = (uint16_t)op_find(op, (size_t)(q - op), end);
 	/* modifiers: ( '.' word | '::' word )* */
 	for (;;) {
-		q = scan_class(q, end, 1);
-		if (q + 2 < end && q[0] == ':' && q[1] == ':' && (cls[(unsigned char)q[2]] & C_IDCONT))
+		q = ptx_lex_class(q, end, 1);
+		if (q + 2 < end && q[0] == ':' && q[1] == ':' &&
+		    ptx_lex_is(q[2], LX_IDCONT))
 			q += 2;
 		else
 			break;
@@ -946,7 +746,7 @@ static int statement(Parser *P, const char *q1)
 			const char *p = P->p;
 			/* ", " before the next operand, or ';': the usual case */
 			if (LIKELY(p + 2 < end) && p[0] == ',' && p[1] == ' ' &&
-			    !(cls[(unsigned char)p[2]] & C_TRIV)) {
+			    !ptx_lex_is(p[2], LX_TRIV)) {
 				P->p = p + 2;
 				continue;
 			}
@@ -992,20 +792,24 @@ static int is_type_word(const char *p, const char *q)
 	char c = p[1];
 	if (c != 'b' && c != 'u' && c != 's' && c != 'f' && c != 'e' && c != 't')
 		return 0;
-	return n >= 3 && (cls[(unsigned char)p[2]] & C_DIGIT) ? 1 : word_is(p, q, ".tf32") || word_is(p, q, ".bf16") || word_is(p, q, ".bf16x2");
+	return n >= 3 && ptx_lex_is(p[2], LX_DIGIT)
+	           ? 1
+	           : word_is(p, q, ".tf32") || word_is(p, q, ".bf16") ||
+	                 word_is(p, q, ".bf16x2");
 }
 
 static uint32_t parse_uint(const char *p, const char *q)
 {
 	uint64_t v = 0;
-	for (; p < q && (cls[(unsigned char)*p] & C_DIGIT); p++)
+	for (; p < q && ptx_lex_is(*p, LX_DIGIT); p++)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
 }
 
 /* regdecl := '.reg' { directive } name [ '<' N '>' | '[' N ']' ]
  *            { ',' name [...] } ';' */
-static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
+static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt,
+                    uint32_t scope)
 {
 	Span type = {0};
 	uint8_t vec = 0;
@@ -1015,7 +819,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 			return -1;
 		int c = peek(P);
 		if (c == '.') {
-			const char *q = scan_directive(P->p, P->end);
+			const char *q = ptx_lex_directive(P->p, P->end);
 			if (word_is(P->p, q, ".v2"))
 				vec = 2;
 			else if (word_is(P->p, q, ".v4"))
@@ -1026,7 +830,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 				P->p = q;
 				if (trivia(P) < 0)
 					return -1;
-				while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+				while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 					P->p++;
 				continue;
 			} else
@@ -1034,18 +838,19 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 			P->p = q;
 			continue;
 		}
-		if (c < 0 || !(cls[c] & C_IDSTART))
+		if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 			return fail_at(P, c < 0 ? P->end : P->p, "expected a register name in '.reg'");
 		break;
 	}
 	for (;;) {
-		const char *n0 = P->p, *n1 = scan_name(P->p, P->end);
+		const char *n0 = P->p, *n1 = ptx_lex_name(P->p, P->end);
 		RegDecl r = {0};
 		r.name = (Span){(uint32_t)(n0 - P->src), (uint32_t)(n1 - n0)};
 		r.type = type;
 		r.vec = vec;
 		r.depth = depth;
 		r.stmt = stmt;
+		r.scope = scope;
 		r.count = 1;
 		P->p = n1;
 		if (trivia(P) < 0)
@@ -1057,7 +862,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 			if (trivia(P) < 0)
 				return -1;
 			const char *d0 = P->p;
-			while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+			while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 				P->p++;
 			if (P->p == d0)
 				return fail_at(P, P->p, "expected a register count");
@@ -1078,7 +883,7 @@ static int reg_decl(Parser *P, const char *start, uint16_t depth, uint32_t stmt)
 			if (trivia(P) < 0)
 				return -1;
 			c = peek(P);
-			if (c < 0 || !(cls[c] & C_IDSTART))
+			if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 				return fail_at(P, c < 0 ? P->end : P->p, "expected a register name");
 			continue;
 		}
@@ -1105,7 +910,7 @@ static int param(Parser *P, int is_ret)
 			return -1;
 		int c = peek(P);
 		if (c == '.') {
-			const char *q = scan_directive(P->p, P->end);
+			const char *q = ptx_lex_directive(P->p, P->end);
 			if (word_is(P->p, q, ".param"))
 				pr.space = 'p';
 			else if (word_is(P->p, q, ".reg"))
@@ -1115,7 +920,7 @@ static int param(Parser *P, int is_ret)
 				if (trivia(P) < 0)
 					return -1;
 				const char *d0 = P->p;
-				while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+				while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 					P->p++;
 				pr.align = parse_uint(d0, P->p);
 				continue;
@@ -1124,8 +929,8 @@ static int param(Parser *P, int is_ret)
 			P->p = q;
 			continue;
 		}
-		if (c >= 0 && (cls[c] & C_IDSTART)) {
-			const char *q = scan_name(P->p, P->end);
+		if (c >= 0 && ptx_lex_is(c, LX_IDSTART)) {
+			const char *q = ptx_lex_name(P->p, P->end);
 			pr.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
 			P->p = q;
 			continue;
@@ -1135,7 +940,7 @@ static int param(Parser *P, int is_ret)
 			if (trivia(P) < 0)
 				return -1;
 			const char *d0 = P->p;
-			while (P->p < P->end && (cls[(unsigned char)*P->p] & C_DIGIT))
+			while (P->p < P->end && ptx_lex_is(*P->p, LX_DIGIT))
 				P->p++;
 			pr.array = parse_uint(d0, P->p);
 			if (trivia(P) < 0)
@@ -1152,7 +957,7 @@ static int param(Parser *P, int is_ret)
 	if (!pr.name.len)
 		return fail_at(P, s, "parameter without a name");
 	const char *e = P->p;
-	while (e > s && (cls[(unsigned char)e[-1]] & C_SPACE))
+	while (e > s && ptx_lex_is(e[-1], LX_SPACE))
 		e--;
 	pr.text = (Span){(uint32_t)(s - P->src), (uint32_t)(e - s)};
 	VEC_PUSH(P->m->params, pr);
@@ -1181,11 +986,20 @@ static int params(Parser *P, int is_ret)
 	}
 }
 
-/* body := { '{' body '}' | label ':' | directive | statement } '}' */
+/*
+ * body := { '{' body '}' | label ':' | directive | statement } '}'
+ * P->p is just after the body's '{'.  Records the body's scopes (module.h):
+ * scope 0 for the body, one more for each '{' at the start of a body item.
+ */
 static int body(Parser *P, Func *fn, const char *fstart)
 {
+	Module *m = P->m;
 	uint16_t depth = 1;
-	uint32_t stmt0 = (uint32_t)P->m->stmts.n;
+	uint32_t stmt0 = (uint32_t)m->stmts.n;
+	uint32_t scope0 = (uint32_t)m->scopes.n, cur = 0; /* innermost open scope */
+	Scope top = {.open = fn->body_open, .depth = 1};
+	VEC_PUSH(m->scopes, top);
+	fn->scope0 = scope0;
 	for (;;) {
 		if (trivia(P) < 0)
 			return -1;
@@ -1197,22 +1011,34 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (depth == 0xffff)
 				return fail_at(P, s, "scopes nested too deeply");
 			depth++;
+			Scope sc = {.open = (uint32_t)(s - P->src),
+			            .stmt0 = (uint32_t)m->stmts.n - stmt0,
+			            .parent = cur,
+			            .depth = depth};
+			VEC_PUSH(m->scopes, sc);
+			cur = (uint32_t)m->scopes.n - 1 - scope0;
 			P->p++;
 			continue;
 		}
 		if (c == '}') {
+			Scope *sc = &m->scopes.v[scope0 + cur];
+			sc->close = (uint32_t)(s - P->src);
+			sc->nstmt = (uint32_t)m->stmts.n - stmt0 - sc->stmt0;
+			cur = sc->parent;
 			P->p++;
 			if (--depth == 0) {
-				fn->body_close = (uint32_t)(s - P->src);
+				fn->body_close = sc->close;
+				fn->nscope = (uint32_t)m->scopes.n - scope0;
 				return 0;
 			}
 			continue;
 		}
 		if (c == '.') {
-			const char *q = scan_directive(s, P->end);
+			const char *q = ptx_lex_directive(s, P->end);
 			P->p = q;
 			if (word_is(s, q, ".reg")) {
-				if (reg_decl(P, s, depth, (uint32_t)P->m->stmts.n - stmt0) < 0)
+				uint32_t next = (uint32_t)m->stmts.n - stmt0;
+				if (reg_decl(P, s, depth, next, cur) < 0)
 					return -1;
 			} else if (word_is(s, q, ".loc") || word_is(s, q, ".file")) {
 				skip_line(P);
@@ -1230,8 +1056,8 @@ static int body(Parser *P, Func *fn, const char *fstart)
 				return -1;
 			continue;
 		}
-		if (cls[c] & C_IDSTART) {
-			const char *q = scan_name(s, P->end);
+		if (ptx_lex_is(c, LX_IDSTART)) {
+			const char *q = ptx_lex_name(s, P->end);
 			/* "word." or "word;" can only start an instruction */
 			if (q < P->end && (*q == '.' || *q == ';') && c != '%') {
 				if (statement(P, q) < 0)
@@ -1244,8 +1070,8 @@ static int body(Parser *P, Func *fn, const char *fstart)
 			if (trivia(P) < 0)
 				return -1;
 			if (peek(P) == ':' && peek2(P) != ':') {
-				Label l = {{(uint32_t)(s - P->src), (uint32_t)(after - s)},
-				           (uint32_t)P->m->stmts.n - stmt0, line};
+				Span nm = {(uint32_t)(s - P->src), (uint32_t)(after - s)};
+				Label l = {nm, (uint32_t)m->stmts.n - stmt0, line, cur};
 				VEC_PUSH(P->m->labels, l);
 				P->p++;
 				continue;
@@ -1285,9 +1111,9 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 			return -1;
 	}
 	int c = peek(P);
-	if (c < 0 || !(cls[c] & C_IDSTART))
+	if (c < 0 || !ptx_lex_is(c, LX_IDSTART))
 		return fail_at(P, c < 0 ? P->end : P->p, "expected a function name");
-	const char *q = scan_name(P->p, P->end);
+	const char *q = ptx_lex_name(P->p, P->end);
 	fn.name = (Span){(uint32_t)(P->p - P->src), (uint32_t)(q - P->p)};
 	P->p = q;
 	for (;;) {
@@ -1300,7 +1126,7 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 			continue;
 		}
 		if (c == '.') {
-			const char *d = P->p, *e = scan_directive(d, P->end);
+			const char *d = P->p, *e = ptx_lex_directive(d, P->end);
 			P->p = e;
 			if (word_is(d, e, ".noreturn")) {
 				fn.flags |= FNF_NORETURN;
@@ -1330,7 +1156,7 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
 				if (trivia(P) < 0)
 					return -1;
 				int d2 = peek(P);
-				if (d2 >= 0 && ((cls[d2] & C_DIGIT) || d2 == ','))
+				if (d2 >= 0 && (ptx_lex_is(d2, LX_DIGIT) || d2 == ','))
 					P->p++;
 				else
 					break;
@@ -1375,7 +1201,7 @@ static int declaration(Parser *P, const char *start)
 			return -1;
 		int c = peek(P);
 		if (c == '.') {
-			const char *d = P->p, *e = scan_directive(d, P->end);
+			const char *d = P->p, *e = ptx_lex_directive(d, P->end);
 			P->p = e;
 			if (word_is(d, e, ".entry"))
 				return function(P, start, FN_ENTRY, flags);
@@ -1400,13 +1226,14 @@ static int declaration(Parser *P, const char *start)
 			}
 			continue;
 		}
-		if (c >= 0 && (cls[c] & C_IDSTART)) {
-			const char *q = scan_name(P->p, P->end);
+		if (c >= 0 && ptx_lex_is(c, LX_IDSTART)) {
+			const char *q = ptx_lex_name(P->p, P->end);
 			name = (Span){pos(P), (uint32_t)(q - P->p)};
 			P->p = q;
 			continue;
 		}
-		if (c >= 0 && ((cls[c] & C_DIGIT) || c == ',' || c == '<' || c == '>')) {
+		if (c >= 0 &&
+		    (ptx_lex_is(c, LX_DIGIT) || c == ',' || c == '<' || c == '>')) {
 			P->p++;
 			continue;
 		}
@@ -1443,7 +1270,7 @@ static int module(Parser *P)
 		const char *s = P->p;
 		if (*s != '.')
 			return fail_at(P, s, "expected a directive (this does not look like PTX)");
-		const char *q = scan_directive(s, P->end);
+		const char *q = ptx_lex_directive(s, P->end);
 		if (q == s + 1)
 			return fail_at(P, s, "expected a directive name after '.'");
 		P->p = q;
@@ -1491,10 +1318,7 @@ static int module(Parser *P)
 
 Module *ptx_parse(const char *name, const char *src, size_t len, Err *e)
 {
-	if (!cls['a']) {
-		init_classes();
-		init_optab();
-	}
+	init_optab();
 	if (len >= 0xffffffffu) {
 		err_set(e, "%s: file too large (%zu bytes; at most 4 GiB)", name, len);
 		return NULL;

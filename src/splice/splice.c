@@ -306,39 +306,33 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 
 /* ---- 3. the shape of the range ---------------------------------------------- */
 
-/* Braces between the first and last statement must balance: a cut that
- * starts inside a { } scope and ends outside it cannot be replaced. */
+/* The cut's bytes must not cross a '{ }' scope boundary: a cut that starts
+ * inside a scope and ends outside it (or the other way round) cannot be
+ * replaced.  The scopes come from the model; the line named is that of the
+ * first '}' in the cut closing a scope opened before it, else the cut's end
+ * (a scope opened inside it is still open there). */
 static int check_braces(const Module *m, const Func *f, uint32_t first, uint32_t last,
                         const char *rpath, Err *e)
 {
-	const char *p = m->src + st(m, f, first)->off;
-	const char *end = m->src + st(m, f, last)->off + st(m, f, last)->len;
-	int depth = 0;
-	for (; p < end; p++) {
-		if (p[0] == '/' && p + 1 < end && p[1] == '/') {
-			while (p < end && *p != '\n')
-				p++;
-		} else if (p[0] == '/' && p + 1 < end && p[1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(p[0] == '*' && p[1] == '/'))
-				p++;
-			p++;
-		} else if (*p == '"') {
-			p++;
-			while (p < end && *p != '"')
-				p++;
-		} else if (*p == '{')
-			depth++;
-		else if (*p == '}' && --depth < 0)
-			break;
+	const Stmt *a = st(m, f, first), *b = st(m, f, last);
+	uint32_t lo = a->off, hi = b->off + b->len;
+	uint32_t at = UINT32_MAX;
+	bool open_inside = false;
+	for (uint32_t k = 1; k < f->nscope; k++) {
+		const Scope *sc = func_scope(m, f, k);
+		if (sc->open < lo && sc->close >= lo && sc->close < hi)
+			at = MIN(at, sc->close);
+		else if (sc->open >= lo && sc->open < hi && sc->close >= hi)
+			open_inside = true;
 	}
-	if (depth != 0) {
-		unsigned line, col;
-		err_line_col(m->src, m->len, (size_t)(p < end ? p - m->src : end - m->src), &line, &col);
-		return err_set(e, "%s: the cut s%u..s%u crosses a '{ }' scope boundary (line %u): "
-		               "choose a range inside one scope", rpath, first, last, line);
-	}
-	return 0;
+	if (at == UINT32_MAX && !open_inside)
+		return 0;
+	unsigned line, col;
+	err_line_col(m->src, m->len, at != UINT32_MAX ? at : hi, &line, &col);
+	return err_set(e,
+	               "%s: the cut s%u..s%u crosses a '{ }' scope boundary (line %u): "
+	               "choose a range inside one scope",
+	               rpath, first, last, line);
 }
 
 /* Labels strictly inside the range (a label before the first statement is

@@ -5,12 +5,16 @@
  * registers the recipe binds, ${EXPR} for numbers the recipe gives, and
  * local registers the splicer renames.  The reader collects the `//!`
  * header and the `.reg` declarations; the renderer copies the text, filling
- * the holes.  Nothing here knows about the module: the splicer (splice.c)
- * checks bindings against the cut interface before rendering.
+ * the holes.  Where a comment or a string begins and ends is the PTX
+ * lexer's decision (ptx/lex.h); inside one, registers and '.reg' are text
+ * (only ${EXPR} in a '//' comment is filled in).
+ * Nothing here knows about the module: the splicer (splice.c) checks
+ * bindings against the cut interface before rendering.
  */
 #include "template.h"
 
 #include "base/file.h"
+#include "ptx/lex.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -39,9 +43,10 @@ static int tpl_err(Err *e, const Template *t, uint32_t line, const char *fmt, ..
 	return -1;
 }
 
+/* [A-Za-z0-9_$]: a byte of a register or parameter name (the lexer's class) */
 static bool idch(char c)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '$';
+	return ptx_lex_is(c, LX_IDCONT);
 }
 
 uint32_t ptx_type_bits(const char *type, size_t n)
@@ -255,16 +260,12 @@ static int reg_line(Template *t, const char *p, const char *end, uint32_t line, 
 			break;
 		const char *s = q;
 		if (*q == '.') { /* a type or .vN */
-			q++;
-			while (q < semi && idch(*q))
-				q++;
+			q = ptx_lex_idcont(q + 1, semi);
 			continue;
 		}
 		if (*q != '%')
 			return tpl_err(e, t, line, "local '%.*s': template locals are %%names", (int)(semi - s), s);
-		q++;
-		while (q < semi && idch(*q))
-			q++;
+		q = ptx_lex_idcont(q + 1, semi);
 		TplLocal l = {xstrndup(s, (size_t)(q - s)), 0, line};
 		if (q < semi && *q == '<') {
 			char *z;
@@ -294,49 +295,45 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 	t->text = xstrndup(text, len);
 	t->len = len;
 	t->barriers = -1;
-	const char *p = t->text, *end = p + len;
-	uint32_t line = 1;
-	bool in_block_comment = false;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end;
-		const char *s = p;
-		while (s < eol && (*s == ' ' || *s == '\t'))
-			s++;
-		if (in_block_comment) {
-			const char *z = strstr(s, "*/");
-			if (z && z < eol)
-				in_block_comment = false;
-		} else if (eol - s >= 3 && !memcmp(s, "//!", 3)) {
-			if (header_line(t, s + 3, eol, line, e) < 0)
-				goto fail;
-		} else if (eol - s >= 4 && !memcmp(s, ".reg", 4) && (s + 4 == eol || isspace((unsigned char)s[4]))) {
-			if (reg_line(t, s + 4, eol, line, e) < 0)
-				goto fail;
-		} else {
-			/* track block comments that span lines (rare in templates) */
-			for (const char *z = s; z + 1 < eol; z++) {
-				if (z[0] == '/' && z[1] == '/')
-					break;
-				if (z[0] == '/' && z[1] == '*') {
-					const char *y = z + 2;
-					while (y + 1 < eol && !(y[0] == '*' && y[1] == '/'))
-						y++;
-					if (y + 1 >= eol) {
-						in_block_comment = true;
-						break;
-					}
-					z = y + 1;
-				}
+	/* Header lines and .reg lines are recognised where a line starts (after
+	 * blanks); the lexer steps over comments (block comments spanning lines
+	 * included) and strings, so nothing inside them counts. */
+	const char *end = t->text + len;
+	Lexer lx = ptx_lex_init(t->text, len);
+	bool bol = true; /* only blanks since the line began */
+	for (;;) {
+		uint32_t line = lx.line;
+		Token k = ptx_lex_next(&lx);
+		if (k.kind == TK_END)
+			break;
+		if (k.kind == TK_SPACE) {
+			const char *from = k.p, *nl = memrchr(k.p, '\n', k.n);
+			if (nl) {
+				from = nl + 1;
+				bol = true;
+			}
+			for (const char *z = from; z < k.p + k.n && bol; z++)
+				bol = *z == ' ' || *z == '\t';
+			continue;
+		}
+		if (bol) {
+			const char *eol = memchr(k.p, '\n', (size_t)(end - k.p));
+			if (!eol)
+				eol = end;
+			if (k.kind == TK_COMMENT && k.n >= 3 && k.p[1] == '/' &&
+			    k.p[2] == '!') {
+				if (header_line(t, k.p + 3, eol, line, e) < 0)
+					goto fail;
+			} else if (k.kind == TK_DIRECTIVE && k.n == 4 &&
+			           !memcmp(k.p, ".reg", 4) &&
+			           (k.p + 4 == eol || isspace((unsigned char)k.p[4]))) {
+				if (reg_line(t, k.p + 4, eol, line, e) < 0)
+					goto fail;
 			}
 		}
-		t->nlines = line;
-		if (eol == end)
-			break;
-		p = eol + 1;
-		line++;
+		bol = false;
 	}
+	t->nlines = len ? lx.line - (t->text[len - 1] == '\n') : 0;
 	/* formals' list names must not clash with locals */
 	for (size_t i = 0; i < t->params.n; i++)
 		for (size_t j = 0; j < i; j++)
@@ -525,49 +522,38 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 			line++;
 			sb_addc(out, c);
 			p++;
-		} else if (c == '/' && p + 1 < end && p[1] == '/') {
-			/* a comment: verbatim, except that ${EXPR} is filled in (so the
-			 * output documents the numbers it was made with); header lines
-			 * (//!) stay as written */
-			const char *z = memchr(p, '\n', (size_t)(end - p));
-			if (!z)
-				z = end;
-			bool header = z - p >= 3 && p[2] == '!';
-			while (p < z) {
-				const char *d = header ? NULL : memchr(p, '$', (size_t)(z - p));
-				while (d && !(d + 1 < z && d[1] == '{'))
-					d = memchr(d + 1, '$', (size_t)(z - d - 1));
-				const char *q = d ? memchr(d, '}', (size_t)(z - d)) : NULL;
-				if (!d || !q) {
-					sb_addn(out, p, (size_t)(z - p));
-					p = z;
-					break;
+		} else if ((c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) ||
+		           c == '"') {
+			/* a comment or a string: verbatim (as the lexer delimits it),
+			 * except that ${EXPR} is filled in in '//' comments (so the
+			 * output documents the numbers it was made with); header
+			 * lines (//!) stay as written */
+			Lexer lx = ptx_lex_init(p, (size_t)(end - p));
+			Token k = ptx_lex_next(&lx);
+			const char *z = p + k.n;
+			if (k.kind == TK_COMMENT && p[1] == '/' &&
+			    !(k.n >= 3 && p[2] == '!')) {
+				while (p < z) {
+					const char *d = memchr(p, '$', (size_t)(z - p));
+					while (d && !(d + 1 < z && d[1] == '{'))
+						d = memchr(d + 1, '$',
+						           (size_t)(z - d - 1));
+					const char *q =
+					    d ? memchr(d, '}', (size_t)(z - d)) : NULL;
+					if (!d || !q)
+						break;
+					sb_addn(out, p, (size_t)(d - p));
+					Expr x = {t, r, d + 2, q, line, e, 0};
+					int64_t v = expr_sum(&x);
+					if (x.failed)
+						return -1;
+					sb_addf(out, "%lld", (long long)v);
+					p = q + 1;
 				}
-				sb_addn(out, p, (size_t)(d - p));
-				Expr x = {t, r, d + 2, q, line, e, 0};
-				int64_t v = expr_sum(&x);
-				if (x.failed)
-					return -1;
-				sb_addf(out, "%lld", (long long)v);
-				p = q + 1;
 			}
-		} else if (c == '/' && p + 1 < end && p[1] == '*') {
-			const char *z = p + 2;
-			while (z + 1 < end && !(z[0] == '*' && z[1] == '/')) {
-				if (*z == '\n')
-					line++;
-				z++;
-			}
-			z = z + 1 < end ? z + 2 : end;
 			sb_addn(out, p, (size_t)(z - p));
 			p = z;
-		} else if (c == '"') {
-			const char *z = p + 1;
-			while (z < end && *z != '"' && *z != '\n')
-				z += (*z == '\\' && z + 1 < end) ? 2 : 1;
-			z = z < end && *z == '"' ? z + 1 : z;
-			sb_addn(out, p, (size_t)(z - p));
-			p = z;
+			line += lx.line - 1;
 		} else if (c == '%' && p + 1 < end && p[1] == '{') {
 			const char *s = p + 2, *z = s;
 			while (z < end && *z != '}' && *z != '\n')
@@ -616,11 +602,10 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 				return tpl_err(e, t, line, "unexpected '%c' in ${...}", *x.p);
 			sb_addf(out, "%lld", (long long)v);
 			p = z + 1;
-		} else if (c == '%' && p + 1 < end && (isalpha((unsigned char)p[1]) || p[1] == '_' || p[1] == '$')) {
+		} else if (c == '%' && p + 1 < end &&
+		           (isalpha((unsigned char)p[1]) || p[1] == '_' || p[1] == '$')) {
 			const char *s = p;
-			p++;
-			while (p < end && idch(*p))
-				p++;
+			p = ptx_lex_idcont(p + 1, end);
 			size_t n = (size_t)(p - s);
 			bool local = local_of(t, s, n) != NULL;
 			if (!local && p < end && *p == '<') /* the name of a range in its .reg line */
@@ -639,8 +624,7 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
 				               "(%%{...}) nor a special register", (int)n, s);
 		} else if (idch(c)) {
 			const char *s = p;
-			while (p < end && idch(*p))
-				p++;
+			p = ptx_lex_idcont(p, end);
 			sb_addn(out, s, (size_t)(p - s));
 		} else {
 			sb_addc(out, c);

@@ -1,7 +1,8 @@
 /*
  * test_gpu_driver.c - what of the driver layer runs without a GPU: the
  * missing-driver message, the cache key and folder, picking PTX lines out
- * of a JIT log, module reduction and the entry scan, timing statistics.
+ * of a JIT log, module reduction over the parser's entry spans, timing
+ * statistics.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include "gpu/driver.h"
 #include "gpu/reduce.h"
 #include "gpu/timing.h"
+#include "ptx/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,13 +104,32 @@ static const char module[] =
 	"{\n  ret;\n}\n"                              /* 20-22 */
 	".global .u32 g;\n";                          /* 23 */
 
-static void test_gpu_driver__scan_and_reduce(void **state)
+/* The module's entry spans from the parser's model, built as the verbs
+ * build them for gpu_reduce_ptx (definitions only: prototypes have none). */
+static size_t entry_spans(const Module *m, GpuFuncSpan *spans, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->funcs.n && n < max; i++) {
+		const Func *f = &m->funcs.v[i];
+		if (f->kind != FN_ENTRY || (f->flags & FNF_DECL))
+			continue;
+		spans[n].off = f->text.off;
+		spans[n].len = f->text.len;
+		spans[n].name = xstrndup(m->src + f->name.off, f->name.len);
+		spans[n].is_entry = 1;
+		n++;
+	}
+	return n;
+}
+
+static void test_gpu_driver__reduce(void **state)
 {
 	(void)state;
-	GpuFuncSpan *spans;
-	size_t n;
 	Err e = ERR_INIT;
-	assert_int_equal(gpu_scan_entries(module, strlen(module), &spans, &n, &e), 0);
+	Module *m = ptx_parse("t.ptx", module, strlen(module), &e);
+	assert_non_null(m);
+	GpuFuncSpan spans[8];
+	size_t n = entry_spans(m, spans, 8);
 	assert_int_equal(n, 2);
 	assert_string_equal(spans[0].name, "first");
 	assert_int_equal(strncmp(module + spans[0].off, ".visible .entry first(", 22), 0);
@@ -123,6 +144,7 @@ static void test_gpu_driver__scan_and_reduce(void **state)
 	assert_non_null(strstr(out.p, ".weak .entry second()\n{\n  ret;\n}\n"));
 	assert_non_null(strstr(out.p, "helper"));        /* .func kept */
 	assert_non_null(strstr(out.p, ".entry proto"));  /* declarations kept */
+	assert_non_null(strstr(out.p, "// .entry commented_out { }"));
 	/* Line numbers kept: ".global" is still on line 23. */
 	unsigned line = 1;
 	for (const char *p = out.p; p < strstr(out.p, ".global"); p++)
@@ -133,11 +155,9 @@ static void test_gpu_driver__scan_and_reduce(void **state)
 	const char *missing[] = {"third"};
 	assert_int_equal(gpu_reduce_ptx(module, strlen(module), spans, n, missing, 1, &out, &e), -1);
 	assert_string_equal(err_msg(&e), "no entry 'third' in the module");
-	gpu_spans_free(spans, n);
-
-	const char broken[] = ".entry k()\n{\n  ret;\n";
-	assert_int_equal(gpu_scan_entries(broken, strlen(broken), &spans, &n, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "entry 'k': no closing brace"));
+	for (size_t i = 0; i < n; i++)
+		free((char *)spans[i].name);
+	mod_free(m);
 	err_release(&e);
 	sb_release(&out);
 }
@@ -164,7 +184,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_driver__cache_key),
 		cmocka_unit_test(test_gpu_driver__cache_dir),
 		cmocka_unit_test(test_gpu_driver__log_lines),
-		cmocka_unit_test(test_gpu_driver__scan_and_reduce),
+		cmocka_unit_test(test_gpu_driver__reduce),
 		cmocka_unit_test(test_gpu_driver__times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

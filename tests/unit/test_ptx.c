@@ -19,6 +19,7 @@
 
 #include "base/err.h"
 #include "ptx/emit.h"
+#include "ptx/lex.h"
 #include "ptx/parse.h"
 
 #define HDR ".version 8.7\n.target sm_90a\n.address_size 64\n"
@@ -603,6 +604,290 @@ static void test_ptx__inline_asm_scopes(void **state)
 	mod_free(m);
 }
 
+/* ---- the lexer ----------------------------------------------------------- */
+
+static void test_ptx__lex_tokens(void **state)
+{
+	const char *src = "@%p1 bra.uni\t$L__BB0_2; // c {\n/* b\n} */\"s\\\"q\" 0f3F800000 1.5e3 7U"
+	                  " .shared::cta{%tid.x}-1 %{x}";
+	static const struct {
+		int kind;
+		const char *text;
+		uint32_t line; /* of the token's first byte */
+	} want[] = {
+		{TK_PUNCT, "@", 1},         {TK_NAME, "%p1", 1},       {TK_SPACE, " ", 1},
+		{TK_NAME, "bra", 1},        {TK_DIRECTIVE, ".uni", 1}, {TK_SPACE, "\t", 1},
+		{TK_NAME, "$L__BB0_2", 1},  {TK_PUNCT, ";", 1},        {TK_SPACE, " ", 1},
+		{TK_COMMENT, "// c {", 1},  {TK_SPACE, "\n", 1},       {TK_COMMENT, "/* b\n} */", 2},
+		{TK_STRING, "\"s\\\"q\"", 3}, {TK_SPACE, " ", 3},      {TK_NUMBER, "0f3F800000", 3},
+		{TK_SPACE, " ", 3},         {TK_NUMBER, "1.5e3", 3},   {TK_SPACE, " ", 3},
+		{TK_NUMBER, "7U", 3},       {TK_SPACE, " ", 3},        {TK_DIRECTIVE, ".shared::cta", 3},
+		{TK_PUNCT, "{", 3},         {TK_NAME, "%tid.x", 3},    {TK_PUNCT, "}", 3},
+		{TK_PUNCT, "-", 3},         {TK_NUMBER, "1", 3},       {TK_SPACE, " ", 3},
+		{TK_PUNCT, "%", 3},         {TK_PUNCT, "{", 3},        {TK_NAME, "x", 3},
+		{TK_PUNCT, "}", 3},
+	};
+	Lexer lx = ptx_lex_init(src, strlen(src));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		uint32_t line = lx.line;
+		Token t = ptx_lex_next(&lx);
+		if (t.kind != want[i].kind || t.n != strlen(want[i].text) ||
+		    memcmp(t.p, want[i].text, t.n) != 0 || line != want[i].line)
+			fail_msg("token %zu: got kind %d '%.*s' on line %u, expected kind %d '%s' on line %u",
+			         i, t.kind, (int)t.n, t.p, line, want[i].kind, want[i].text, want[i].line);
+	}
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_END);
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_END);
+	/* unterminated: a block comment to the end, a string to its newline */
+	const char *bad = "\"abc\n/* x\n";
+	lx = ptx_lex_init(bad, strlen(bad));
+	Token t = ptx_lex_next(&lx);
+	assert_int_equal(t.kind, TK_BAD);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(ptx_lex_next(&lx).kind, TK_SPACE);
+	t = ptx_lex_next(&lx);
+	assert_int_equal(t.kind, TK_BAD);
+	assert_int_equal(t.n, 5);
+	assert_int_equal(lx.line, 3);
+}
+
+static void test_ptx__lex_scanners(void **state)
+{
+	/* trivia: whitespace and whole comments, lines counted; an open block
+	 * comment is not trivia */
+	const char *s = " \t\n// x\n/* y\n */\r\nmov";
+	uint32_t lines = 0;
+	const char *q = ptx_lex_trivia(s, s + strlen(s), &lines);
+	assert_ptr_equal(q, strstr(s, "mov"));
+	assert_int_equal(lines, 4);
+	s = "  /* open\n";
+	lines = 0;
+	q = ptx_lex_trivia(s, s + strlen(s), &lines);
+	assert_ptr_equal(q, s + 2);
+	assert_true(ptx_lex_open_comment(q, s + strlen(s)));
+	assert_int_equal(lines, 0);
+	/* strings: escapes, an escaped newline inside, a newline ends one */
+	bool closed;
+	s = "\"a\\\"b\" rest";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 6);
+	assert_true(closed);
+	s = "\"a\\\nb\"";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 6);
+	assert_true(closed);
+	s = "\"ab\ncd\"";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 3);
+	assert_false(closed);
+	s = "\"ab";
+	assert_ptr_equal(ptx_lex_string(s, s + strlen(s), &closed), s + 3);
+	assert_false(closed);
+	/* solid runs: up to whitespace or a comment; strings whole; a lone '/' */
+	s = "a,b/c\"x  y\"/*z*/ d";
+	assert_ptr_equal(ptx_lex_solid(s, s + strlen(s)), strstr(s, "/*"));
+	/* a line directive's text: comment and trailing blanks excluded */
+	s = "1 \"a//b.cu\", 12 \t// comment\n.next";
+	assert_ptr_equal(ptx_lex_line_end(s, s + strlen(s)), strstr(s, ", 12") + 4);
+	s = "1 \"open // x\n.next";
+	assert_ptr_equal(ptx_lex_line_end(s, s + strlen(s)), strchr(s, '\n'));
+	/* numbers */
+	bool fl;
+	s = "0d3FF0000000000000,";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ','));
+	assert_true(fl);
+	s = "0x1fU;";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ';'));
+	assert_false(fl);
+	s = "12.5e-3]";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), strchr(s, ']'));
+	assert_true(fl);
+	s = "12.x";
+	assert_ptr_equal(ptx_lex_number(s, s + strlen(s), &fl), s + 2);
+	assert_false(fl);
+	/* names and directives */
+	s = "%r12, x";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), s + 4);
+	s = "%ctaid.y;";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), s + 8);
+	s = "_Z10kernel_with_a_rather_long_mangled_name_param_0]";
+	assert_ptr_equal(ptx_lex_name(s, s + strlen(s)), strchr(s, ']'));
+	s = ".shared::cluster.b32";
+	assert_ptr_equal(ptx_lex_directive(s, s + strlen(s)), strstr(s, ".b32"));
+	assert_true(ptx_lex_is('$', LX_IDSTART | LX_IDCONT));
+	assert_false(ptx_lex_is('%', LX_IDCONT));
+	assert_true(ptx_lex_is('\v', LX_SPACE));
+}
+
+/* Normalised statement text: comments go, whitespace runs become one space,
+ * a string keeps its bytes. */
+static void test_ptx__normalized_text(void **state)
+{
+	Module *m = parse_ok(ENTRY("\tadd.s32 /* x */ %r1,\n\t\t%r1, // y\n\t\t1;\n"
+	                           "\tcall.uni f, (\"a  /* b */ c\");\n"));
+	const Func *f = func(m, "k");
+	StrBuf sb = STRBUF_INIT;
+	stmt_normalized(m, st(m, f, 0), &sb);
+	sb_addc(&sb, 0);
+	assert_string_equal(sb.p, "add.s32 %r1, %r1, 1;");
+	sb_reset(&sb);
+	stmt_normalized(m, st(m, f, 1), &sb);
+	sb_addc(&sb, 0);
+	assert_string_equal(sb.p, "call.uni f, (\"a  /* b */ c\");");
+	sb_release(&sb);
+	mod_free(m);
+}
+
+/* ---- scopes ------------------------------------------------------------- */
+
+/* Offset in src of the k-th (from 0) occurrence of `needle`, plus `plus`. */
+static uint32_t nth(const char *src, const char *needle, unsigned k, unsigned plus)
+{
+	const char *p = src;
+	for (;; p++) {
+		p = strstr(p, needle);
+		assert_non_null(p);
+		if (k-- == 0)
+			return (uint32_t)(p - src) + plus;
+	}
+}
+
+static void assert_scope(const Module *m, const Func *f, uint32_t k, uint32_t open,
+                         uint32_t close, uint16_t depth, uint32_t parent, uint32_t stmt0,
+                         uint32_t nstmt)
+{
+	assert_true(k < f->nscope);
+	const Scope *sc = func_scope(m, f, k);
+	assert_int_equal(sc->open, open);
+	assert_int_equal(sc->close, close);
+	assert_int_equal(m->src[sc->open], '{');
+	assert_int_equal(m->src[sc->close], '}');
+	assert_int_equal(sc->depth, depth);
+	assert_int_equal(sc->parent, parent);
+	assert_int_equal(sc->stmt0, stmt0);
+	assert_int_equal(sc->nstmt, nstmt);
+}
+
+static void test_ptx__scopes_nested(void **state)
+{
+	const char *src = ENTRY("\tmov.u32 %r1, 1;\n"                    /* s0 */
+	                        "\t{\n"                                  /* scope 1 */
+	                        "\t.reg .b32 a;\n"
+	                        "\tmov.b32 a, %r1;\n"                    /* s1 */
+	                        "\t{ .reg .b32 b; mov.b32 b, a; }\n"     /* scope 2, s2 */
+	                        "$Linner:\n"
+	                        "\tadd.u32 %r1, %r1, 1;\n"               /* s3 */
+	                        "\t}\n"
+	                        "\t{ }\n"                                /* scope 3: empty */
+	                        "L1:\n"
+	                        "\t{ .reg .b32 c; }\n"                   /* scope 4: a .reg only */
+	                        "\tret;\n");                             /* s4 */
+	Module *m = parse_ok(src);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nstmt, 5);
+	assert_int_equal(f->nscope, 5);
+	assert_int_equal(f->scope0, 0);
+	assert_int_equal(m->scopes.n, 5);
+	assert_scope(m, f, 0, f->body_open, f->body_close, 1, 0, 0, 5);
+	assert_int_equal(f->body_open, nth(src, "{", 0, 0));
+	assert_int_equal(f->body_close, (uint32_t)(strrchr(src, '}') - src));
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 1, 3);
+	assert_scope(m, f, 2, nth(src, "{ .reg .b32 b", 0, 0), nth(src, "a; }", 0, 3), 3, 1, 2, 1);
+	assert_scope(m, f, 3, nth(src, "{ }", 0, 0), nth(src, "{ }", 0, 2), 2, 0, 4, 0);
+	assert_scope(m, f, 4, nth(src, "{ .reg .b32 c", 0, 0), nth(src, "c; }", 0, 3), 2, 0, 4, 0);
+	/* declarations and labels name their innermost scope */
+	assert_int_equal(f->nreg, 3);
+	const RegDecl *r = &m->regs.v[f->reg0];
+	assert_str(mod_str(m, r[0].name), "a");
+	assert_int_equal(r[0].scope, 1);
+	assert_str(mod_str(m, r[1].name), "b");
+	assert_int_equal(r[1].scope, 2);
+	assert_int_equal(r[1].depth, 3);
+	assert_str(mod_str(m, r[2].name), "c");
+	assert_int_equal(r[2].scope, 4);
+	assert_int_equal(f->nlabel, 2);
+	assert_str(mod_str(m, m->labels.v[f->label0].name), "$Linner");
+	assert_int_equal(m->labels.v[f->label0].scope, 1);
+	assert_int_equal(m->labels.v[f->label0 + 1].scope, 0);
+	uint32_t sc[5];
+	func_stmt_scopes(m, f, sc);
+	assert_int_equal(sc[0], 0);
+	assert_int_equal(sc[1], 1);
+	assert_int_equal(sc[2], 2);
+	assert_int_equal(sc[3], 1);
+	assert_int_equal(sc[4], 0);
+	mod_free(m);
+}
+
+/* nvcc's inline asm: each asm statement in its own scope, declaring the
+ * same names again; the scopes of a second function are numbered from 0
+ * again. */
+static void test_ptx__scopes_inline_asm(void **state)
+{
+	const char *src = HDR ".visible .entry k()\n{\n"
+	                      "\t.reg .b32 %r<4>;\n"
+	                      "\t// begin inline asm\n"
+	                      "\t{\n"
+	                      "\t.reg .pred p;\n"
+	                      "\tsetp.ne.b32 p, %r1, 0;\n"
+	                      "\tselp.u32 %r2, 1, 0, p;\n"
+	                      "\t}\n"
+	                      "\t// end inline asm\n"
+	                      "\t// begin inline asm\n"
+	                      "\t{\n"
+	                      "\t.reg .pred p;\n"
+	                      "\tsetp.eq.b32 p, %r2, 0;\n"
+	                      "\t@p mov.b32 %r3, 7;\n"
+	                      "\t}\n"
+	                      "\t// end inline asm\n"
+	                      "\tret;\n"
+	                      "}\n"
+	                      ".func g()\n{\n\t{ ret; }\n}\n";
+	Module *m = parse_ok(src);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nstmt, 5);
+	assert_int_equal(f->nscope, 3);
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 0, 2);
+	assert_scope(m, f, 2, nth(src, "\t{\n", 1, 1), nth(src, "\t}\n", 1, 1), 2, 0, 2, 2);
+	const RegDecl *r = &m->regs.v[f->reg0];
+	assert_int_equal(f->nreg, 3);
+	assert_int_equal(r[0].scope, 0);
+	assert_str(mod_str(m, r[1].name), "p");
+	assert_int_equal(r[1].scope, 1);
+	assert_str(mod_str(m, r[2].name), "p");
+	assert_int_equal(r[2].scope, 2);
+	const Func *g = func(m, "g");
+	assert_int_equal(g->scope0, f->scope0 + f->nscope);
+	assert_int_equal(g->nscope, 2);
+	assert_scope(m, g, 1, nth(src, "{ ret; }", 0, 0), nth(src, "{ ret; }", 0, 7), 2, 0, 0, 1);
+	mod_free(m);
+}
+
+/* Braces in comments, strings, vector operands and initialisers open no
+ * scope; a prototype has none. */
+static void test_ptx__scopes_ignore_other_braces(void **state)
+{
+	const char *src = HDR ".func proto(.param .b32 a);\n"
+	                      ".visible .entry k()\n{\n"
+	                      "\t// { not a scope\n"
+	                      "\t/* } nor this { */\n"
+	                      "\t.pragma \"{\";\n"
+	                      "\t.local .align 4 .b8 x[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
+	                      "\tmov.b64 {%r1, %r2}, %rd1;\n"
+	                      "\t{\n"
+	                      "\tmov.b64 %rd1, {%r1, %r2}; // }\n"
+	                      "\t}\n"
+	                      "\tret;\n"
+	                      "}\n";
+	Module *m = parse_ok(src);
+	const Func *p = &m->funcs.v[0];
+	assert_true(p->flags & FNF_DECL);
+	assert_int_equal(p->nscope, 0);
+	const Func *f = func(m, "k");
+	assert_int_equal(f->nscope, 2);
+	assert_scope(m, f, 0, nth(src, "k()\n{", 0, 4), (uint32_t)(strrchr(src, '}') - src), 1, 0,
+	             0, 3);
+	assert_scope(m, f, 1, nth(src, "\t{\n", 0, 1), nth(src, "\t}\n", 0, 1), 2, 0, 1, 1);
+	mod_free(m);
+}
+
 static void test_ptx__param_attributes(void **state)
 {
 	Module *m = parse_ok(HDR ".visible .entry kern(\n"
@@ -968,6 +1253,12 @@ int main(void)
 		cmocka_unit_test(test_ptx__texture_and_surface),
 		cmocka_unit_test(test_ptx__reg_declarations),
 		cmocka_unit_test(test_ptx__inline_asm_scopes),
+		cmocka_unit_test(test_ptx__lex_tokens),
+		cmocka_unit_test(test_ptx__lex_scanners),
+		cmocka_unit_test(test_ptx__normalized_text),
+		cmocka_unit_test(test_ptx__scopes_nested),
+		cmocka_unit_test(test_ptx__scopes_inline_asm),
+		cmocka_unit_test(test_ptx__scopes_ignore_other_braces),
 		cmocka_unit_test(test_ptx__param_attributes),
 		cmocka_unit_test(test_ptx__perf_directives_and_pragmas),
 		cmocka_unit_test(test_ptx__callprototype_calltargets_branchtargets),
