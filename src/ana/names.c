@@ -14,13 +14,11 @@
  *  - A name declared in several { } scopes (inline asm blocks each
  *    declaring `p`, `r0`, ...) gives one register per declaring scope; a
  *    use resolves to the innermost enclosing scope that declares it.  The
- *    model records a declaration's brace depth but not where scopes close,
- *    so the body text between statements is scanned for braces (only in
- *    functions that repeat a name): see scan_scopes, in the section of
- *    its own below.  df_reg_find(name), having no position, answers
- *    the first declaration.  If the scan disagrees with the parser's
- *    depths, names are merged (same name = same register).  Range
- *    declarations (`%r<N>`) are not split by scope.
+ *    scopes are the model's (the parser records where each `{ }` opens
+ *    and closes and the scope of every declaration); they are read only
+ *    in functions that repeat a name.  df_reg_find(name), having no
+ *    position, answers the first declaration.  Range declarations
+ *    (`%r<N>`) are not split by scope.
  *  - A .func parameter declared in .reg space is a register, defined by
  *    the caller (df_reg_is_param).
  */
@@ -366,7 +364,7 @@ static void scoped_put(Dataflow *df, const char *p, size_t n, uint32_t scope, in
 	df->sht[h] = e;
 }
 
-static bool scan_scopes(Dataflow *df, uint32_t *decl_scope);
+static void read_scopes(Dataflow *df, uint32_t *decl_scope);
 
 /* Gives each declaration of a name declared in several scopes its own
  * register (the first declaration keeps the id it already has). */
@@ -375,12 +373,7 @@ static void split_scoped(Dataflow *df)
 	const Module *m = df->m;
 	const Func *f = df->f;
 	uint32_t *decl_scope = xcalloc(f->nreg + 1, sizeof(uint32_t));
-	if (!scan_scopes(df, decl_scope)) {
-		for (uint32_t i = 0; i < df->htcap; i++)
-			df->ht[i].scoped = 0; /* same name = same register */
-		free(decl_scope);
-		return;
-	}
+	read_scopes(df, decl_scope);
 	uint32_t cnt = 0;
 	for (uint32_t i = 0; i < f->nreg; i++)
 		cnt += !m->regs.v[f->reg0 + i].range;
@@ -407,113 +400,27 @@ static void split_scoped(Dataflow *df)
 	free(decl_scope);
 }
 
-/* ---- the { } scopes, read from the body text ----------------------------- */
+/* ---- the { } scopes, from the model -------------------------------------- */
 
 /*
- * The model records the brace depth of each declaration but not where a
- * scope opens and closes, so scan_scopes finds them in the body text
- * between statements.  It is the only code in src/ana that looks for
- * braces in the text, and split_scoped the only user of what it finds.
+ * Takes the function's { } scopes from the model (Func.scope0/nscope: the
+ * parser records where each opens and closes): fills stmt_scope, the scope
+ * parents and decl_scope (per RegDecl of the function).
  */
-/*
- * Finds the { } scopes of the body: the model records each declaration's
- * brace depth but not where a scope closes, so the text between statements
- * is scanned (statements are skipped by their spans; comments, strings and
- * directives are skipped as the parser does).  Fills stmt_scope, the scope
- * parents and decl_scope (per RegDecl of the function).  Returns false if
- * what it finds disagrees with the parser (then names stay merged).
- */
-static bool scan_scopes(Dataflow *df, uint32_t *decl_scope)
+static void read_scopes(Dataflow *df, uint32_t *decl_scope)
 {
 	const Module *m = df->m;
 	const Func *f = df->f;
-	const char *src = m->src;
-	uint32_t p = f->body_open + 1, end = f->body_close, n = df->nstmt;
-	uint32_t si = 0, ri = 0, cur = 0;
-	VEC(uint32_t) parent = {0};
-	VEC(uint16_t) depth = {0};
-	VEC_PUSH(parent, 0);
-	VEC_PUSH(depth, 1);
-	df->stmt_scope = xmalloc((n + 1) * sizeof(uint32_t));
-	bool ok = true;
-	const Stmt *st = m->stmts.v + f->stmt0;
-	uint32_t next = n ? st[0].off : UINT32_MAX; /* where statement si starts */
-	while (p < end && ok) {
-		if (p == next) {
-			df->stmt_scope[si] = cur;
-			p += st[si].len;
-			si++;
-			next = si < n ? st[si].off : UINT32_MAX;
-			continue;
-		}
-		char c = src[p];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			p++;
-			continue;
-		}
-		if (c == '/' && p + 1 < end && src[p + 1] == '/') {
-			while (p < end && src[p] != '\n')
-				p++;
-		} else if (c == '/' && p + 1 < end && src[p + 1] == '*') {
-			p += 2;
-			while (p + 1 < end && !(src[p] == '*' && src[p + 1] == '/'))
-				p++;
-			p += 2;
-		} else if (c == '"') {
-			for (p++; p < end && src[p] != '"'; p++)
-				if (src[p] == '\\')
-					p++;
-			p++;
-		} else if (c == '{') {
-			VEC_PUSH(parent, cur);
-			VEC_PUSH(depth, (uint16_t)(depth.v[cur] + 1));
-			cur = (uint32_t)parent.n - 1;
-			p++;
-		} else if (c == '}') {
-			if (cur == 0)
-				ok = false;
-			cur = parent.v[cur];
-			p++;
-		} else if (c == '.') {
-			while (ri < f->nreg && m->regs.v[f->reg0 + ri].decl.off == p) {
-				if (m->regs.v[f->reg0 + ri].depth != depth.v[cur])
-					ok = false;
-				decl_scope[ri++] = cur;
-			}
-			uint32_t q = p + 1;
-			while (q < end && ((src[q] >= 'a' && src[q] <= 'z') || (src[q] >= '0' && src[q] <= '9')))
-				q++;
-			bool line = (q - p == 4 && memcmp(src + p, ".loc", 4) == 0) ||
-			            (q - p == 5 && memcmp(src + p, ".file", 5) == 0);
-			p = q;
-			while (p < end && (line ? src[p] != '\n' : src[p] != ';')) {
-				if (src[p] == '"') {
-					for (p++; p < end && src[p] != '"'; p++)
-						if (src[p] == '\\')
-							p++;
-				} else if (src[p] == '/' && p + 1 < end && src[p + 1] == '/') {
-					while (p < end && src[p] != '\n')
-						p++;
-					if (line)
-						break;
-					continue;
-				}
-				p++;
-			}
-			p++;
-		} else
-			p++;
-	}
-	if (si != n || ri != f->nreg || cur != 0)
-		ok = false;
-	df->scope_parent = parent.v;
-	df->nscope = (uint32_t)parent.n;
-	VEC_FREE(depth);
-	if (!ok) {
-		free(df->stmt_scope);
-		df->stmt_scope = NULL;
-	}
-	return ok;
+	df->stmt_scope = xmalloc((df->nstmt + 1) * sizeof(uint32_t));
+	func_stmt_scopes(m, f, df->stmt_scope);
+	uint32_t ns = f->nscope ? f->nscope : 1;
+	df->scope_parent = xmalloc(ns * sizeof(uint32_t));
+	df->scope_parent[0] = 0;
+	for (uint32_t k = 0; k < f->nscope; k++)
+		df->scope_parent[k] = func_scope(m, f, k)->parent;
+	df->nscope = ns;
+	for (uint32_t i = 0; i < f->nreg; i++)
+		decl_scope[i] = m->regs.v[f->reg0 + i].scope;
 }
 
 /* ---- entering the names of a function ------------------------------------ */
