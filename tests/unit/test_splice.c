@@ -284,24 +284,51 @@ static void test_splice__recipe_parse(void **state)
 
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\"}, \"memory\": 1}",
-	                    "r.json: 'memory': unknown key");
+	                    "r.json: unknown key 'memory' (expected one of 'layer', 'module', "
+	                    "'entry', 'cut', 'template', 'params', 'bind', 'guards', 'interface', "
+	                    "'note')");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
-	                    "{\"sha\": \"x\"}}", "'guards.sha': unknown key");
+	                    "{\"sha\": \"x\"}}",
+	                    "r.json: guards: unknown key 'sha' (expected one of 'mma', 'sha256', "
+	                    "'first', 'last')");
 	expect_recipe_error("{\"cut\": {\"stmts\": [5, 2]}, \"template\": \"identity\", \"guards\": "
-	                    "{\"sha256\": \"" Z64 "\"}}", "first 5 is after last 2");
+	                    "{\"sha256\": \"" Z64 "\"}}", "r.json: cut.stmts: first 5 is after last 2");
 	expect_recipe_error("{\"cut\": {\"phase\": 0}, \"template\": \"identity\"}",
-	                    "'cut.phase': 0 is not an integer in [1,");
-	expect_recipe_error("{\"template\": \"identity\"}", "'cut' is missing");
-	expect_recipe_error("{\"cut\": {\"phase\": 1}}", "'template' is missing");
+	                    "r.json: cut.phase: 0 is out of range [1, 1000000000]");
+	expect_recipe_error("{\"template\": \"identity\"}", "r.json: missing key 'cut'");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}}", "r.json: missing key 'template'");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"params\": {\"X\": 1.5},"
 	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}",
-	                    "'params.X': 1.5 is not an integer");
+	                    "r.json: params.X: expected an integer, found 1.5");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": {\"a\": 3},"
-	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "'bind.a': expected a register");
-	expect_recipe_error("[1]", "a recipe is a JSON object");
+	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "r.json: bind.a: expected a register name or a non-empty list of them, found a number");
+	expect_recipe_error("[1]", "r.json: expected an object, found an array");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\", \"mma\": 1, \"mma\": 2}}",
-	                    "'guards.mma': the key appears twice");
+	                    "r.json: guards: key 'mma' given twice");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\"}",
+	                    "r.json: guards: missing key 'sha256' (every recipe pins");
+	expect_recipe_error("{\"cut\": {\"stmts\": [1, 2], \"with_epilogue\": true}, "
+	                    "\"template\": \"identity\"}",
+	                    "r.json: cut.with_epilogue: only goes with 'phase'");
+	expect_recipe_error("{\"cut\": {\"stmts\": [1, -2]}, \"template\": \"identity\"}",
+	                    "r.json: cut.stmts[1]: -2 is out of range [0, 4000000000]");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": "
+	                    "{\"d\": [\"%r1\", 2]}, \"guards\": {\"sha256\": \"" Z64 "\"}}",
+	                    "r.json: bind.d[1]: expected a register name, found a number");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"bind\": "
+	                    "{\"d\": \"%r1\"}, \"guards\": {\"sha256\": \"" Z64 "\"}}",
+	                    "r.json: bind: the built-in 'identity' template takes none");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"\"}",
+	                    "r.json: template: empty string");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"guards\": "
+	                    "{\"sha256\": \"abc\"}}",
+	                    "r.json: guards.sha256: expected 64 hex digits");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha256\": \"" Z64 "\"}}\n{}",
+	                    "r.json:2:1: text after the JSON document");
+	expect_recipe_error("{\"cut\": {\"phase\": 1},\n \"template\" 1}",
+	                    "r.json:2:13: invalid JSON");
 }
 
 /* ---- the splicer ----------------------------------------------------------- */
