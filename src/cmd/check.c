@@ -12,13 +12,13 @@
  * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
  */
 #include "base/file.h"
+#include "base/layout.h"
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
 #include "job.h"
 #include "splice/splice.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,11 +57,6 @@ typedef struct {
 	pthread_mutex_t lock;
 	char *fatal;         /* a job that could not start at all */
 } Queue;
-
-static int comp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static void finish(Queue *q, CheckItem *it, const GpuModuleResult *r)
 {
@@ -222,30 +217,14 @@ int cmd_check(int argc, char **argv)
 	CheckItem *items = NULL;
 	size_t nitems = 0;
 	FrameLayout lay = {0};
-	char *mpath = mf_find_layer(layer, &e);
-	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+	if (mf_load_layer(layer, corpus, &mf, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
-		free(mpath);
 		goto out;
 	}
-	free(mpath);
 	if (!paths.n) { /* every recipe beside the manifest */
-		const char *slash = strrchr(mf.path, '/');
-		char *dir = slash ? xstrndup(mf.path, (size_t)(slash - mf.path)) : xstrdup(".");
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			size_t l = strlen(de->d_name);
-			if (l > 5 && !strcmp(de->d_name + l - 5, ".json") && strcmp(de->d_name, "layer.json")) {
-				char *p = xmalloc(strlen(dir) + l + 2);
-				sprintf(p, "%s/%s", dir, de->d_name);
-				VEC_PUSH(paths, p);
-			}
-		}
-		if (d)
-			closedir(d);
+		char *dir = layout_dir_of(mf.path);
+		paths.n = paths.cap = layout_recipes(dir, &paths.v);
 		free(dir);
-		qsort(paths.v, paths.n, sizeof(char *), comp_name);
 	}
 	if (!paths.n) {
 		cmd_fail("check: layer '%s' has no recipes", layer);

@@ -13,6 +13,7 @@
  * then no verdict can be trusted).
  */
 #include "base/file.h"
+#include "base/layout.h"
 #include "base/sha256.h"
 #include "cmd.h"
 #include "gpu/frame.h"
@@ -190,20 +191,16 @@ int cmd_job(int argc, char **argv)
 	FrameLayout lay = {0};
 	cJSON *root = NULL;
 
-	char *mpath = mf_find_layer(layer, &e);
-	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+	if (mf_load_layer(layer, corpus, &mf, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
-		free(mpath);
 		goto out;
 	}
-	free(mpath);
 	if (recipe_path)
 		rpath = xstrdup(recipe_path);
 	else {
-		const char *slash = strrchr(mf.path, '/');
-		size_t dl = slash ? (size_t)(slash - mf.path) : 1;
-		rpath = xmalloc(dl + 32);
-		snprintf(rpath, dl + 32, "%.*s/phase-%02u.json", (int)dl, slash ? mf.path : ".", phase);
+		char *dir = layout_dir_of(mf.path);
+		rpath = layout_recipe_file(dir, phase, false);
+		free(dir);
 	}
 	if (!recipe_path && access(rpath, F_OK) != 0) {
 		cmd_fail("layer '%s' has no recipe for phase %u: '%s' does not exist\n"

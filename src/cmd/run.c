@@ -21,6 +21,7 @@
 #include "cmd/job.h"
 
 #include "base/file.h"
+#include "base/layout.h"
 #include "base/sha256.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
@@ -191,13 +192,13 @@ int cmd_run(int argc, char **argv)
 	FrameLayout lay = {0};
 	StrBuf notes = STRBUF_INIT, o = STRBUF_INIT;
 
-	path = mf_find_layer(layer, &e);
+	path = layout_find_layer(layer, &e);
 	if (!path) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
 	if (corpus) {
-		char *c = mf_corpus_dir(corpus, path, &e);
+		char *c = layout_corpus_dir(corpus, path, &e);
 		if (!c) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;

@@ -7,20 +7,17 @@
  * value's type and range, and the relations between objects: fields inside
  * their parameter block, naturally aligned and non-overlapping; `buffer`
  * and `array` references naming objects that exist; frame outputs inside
- * their buffers.
+ * their buffers.  Where the files it names are is base/layout.h's.
  */
 #include "gpu/manifest.h"
 
 #include "base/file.h"
 #include "base/json.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The most a CUDA kernel takes as parameters (Volta and later, CUDA 12.1+). */
 #define MAX_PARAM_BYTES 32764u
@@ -133,7 +130,7 @@ static void format_range(MfFormat f, double *lo, double *hi)
 /* A path into the corpus folder: relative, staying inside it. */
 static int corpus_rel(JsonDoc *d, const char *k, const char *rel)
 {
-	if (rel[0] != '/' && !strstr(rel, ".."))
+	if (layout_inside(rel))
 		return 0;
 	return json_bad_at(
 	    d, k, "'%s' must be relative to the corpus folder and stay inside it", rel);
@@ -777,26 +774,6 @@ out:
 	return rc;
 }
 
-/* The layer's folder name when the manifest sits at recipes/LAYER/layer.json. */
-static char *folder_layer(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	if (!base || strcmp(base + 1, "layer.json"))
-		return NULL;
-	const char *p = base;
-	while (p > path && p[-1] != '/')
-		p--;
-	if (p == base)
-		return NULL;
-	const char *q = p > path ? p - 1 : p;
-	const char *r = q;
-	while (r > path && r[-1] != '/')
-		r--;
-	if ((size_t)(q - r) != 7 || strncmp(r, "recipes", 7))
-		return NULL;
-	return xstrndup(p, (size_t)(base - p));
-}
-
 static int parse_manifest(JsonDoc *d, const char *path, const cJSON *root, Manifest *m)
 {
 	static const char *const keys[] = {"layer",   "module", "entry",
@@ -811,7 +788,7 @@ static int parse_manifest(JsonDoc *d, const char *path, const cJSON *root, Manif
 	    parse_launches(d, root, m) < 0 || parse_frame(d, root, m) < 0 ||
 	    parse_oracle(d, root, m) < 0)
 		return -1;
-	char *folder = folder_layer(path);
+	char *folder = layout_layer_of(path);
 	int rc = 0;
 	if (folder && strcmp(folder, m->layer))
 		rc = json_bad_at(d, "layer", "'%s' differs from the folder name '%s'",
@@ -848,7 +825,7 @@ int mf_load(const char *path, const char *corpus_dir, Manifest *m, Err *e)
 	if (rc < 0)
 		return -1;
 	Err ce = ERR_INIT;
-	m->corpus = mf_corpus_dir(corpus_dir, path, &ce);
+	m->corpus = layout_corpus_dir(corpus_dir, path, &ce);
 	err_release(&ce);
 	return 0;
 }
@@ -887,139 +864,49 @@ void mf_release(Manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* ---- folders ------------------------------------------------------------ */
-
-static int is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = xmalloc(n);
-	snprintf(p, n, "%s/%s", a, b);
-	return p;
-}
-
-char *mf_corpus_dir(const char *opt, const char *manifest_path, Err *e)
-{
-	if (opt && *opt) {
-		if (!is_dir(opt)) {
-			err_set(e, "corpus folder '%s' (--corpus) is not a folder", opt);
-			return NULL;
-		}
-		return xstrdup(opt);
-	}
-	const char *env = getenv("D4R_CORPUS");
-	if (env && *env) {
-		if (!is_dir(env)) {
-			err_set(e, "corpus folder '%s' ($D4R_CORPUS) is not a folder", env);
-			return NULL;
-		}
-		return xstrdup(env);
-	}
-	char *abs = manifest_path ? realpath(manifest_path, NULL) : NULL;
-	if (abs) {
-		char *slash;
-		while ((slash = strrchr(abs, '/')) != NULL) {
-			*slash = 0;
-			char *c = join(*abs ? abs : "", "corpus");
-			if (is_dir(c)) {
-				free(abs);
-				return c;
-			}
-			free(c);
-		}
-		free(abs);
-	}
-	err_set(e, "no corpus folder: give --corpus DIR or set $D4R_CORPUS "
-	           "(no 'corpus' folder above '%s')",
-	        manifest_path ? manifest_path : "?");
-	return NULL;
-}
+/* ---- where the files are ------------------------------------------------- */
 
 int mf_corpus_path(const Manifest *m, const char *rel, char **out, Err *e)
 {
 	if (!m->corpus) {
 		Err ce = ERR_INIT;
-		char *c = mf_corpus_dir(NULL, m->path, &ce);
+		char *c = layout_corpus_dir(NULL, m->path, &ce);
 		if (!c) {
 			err_set(e, "%s", err_msg(&ce));
 			err_release(&ce);
 			return -1;
 		}
-		*out = join(c, rel);
+		*out = layout_join(c, rel);
 		free(c);
 		return 0;
 	}
-	*out = join(m->corpus, rel);
+	*out = layout_join(m->corpus, rel);
 	return 0;
 }
 
-char *mf_find_layer(const char *layer, Err *e)
+int mf_load_layer(const char *layer, const char *corpus_opt, Manifest *m, Err *e)
 {
-	if (strchr(layer, '/') || strstr(layer, ".json")) {
-		if (is_file(layer))
-			return xstrdup(layer);
-		if (is_dir(layer)) {
-			char *p = join(layer, "layer.json");
-			if (is_file(p))
-				return p;
-			free(p);
-		}
-		err_set(e, "no manifest at '%s'", layer);
-		return NULL;
-	}
-	size_t n = strlen(layer) + 32;
-	char *rel = xmalloc(n);
-	snprintf(rel, n, "recipes/%s/layer.json", layer);
-	if (is_file(rel))
-		return rel;
-	char *cwd = getcwd(NULL, 0);
-	if (cwd) {
-		char *slash;
-		while ((slash = strrchr(cwd, '/')) != NULL && slash != cwd) {
-			*slash = 0;
-			char *p = join(cwd, rel);
-			if (is_file(p)) {
-				free(cwd);
-				free(rel);
-				return p;
-			}
-			free(p);
-		}
-		free(cwd);
-	}
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (len > 0) {
-		exe[len] = 0;
-		for (int up = 0; up < 3; up++) {
-			char *slash = strrchr(exe, '/');
-			if (!slash || slash == exe)
-				break;
-			*slash = 0;
-			char *p = join(exe, rel);
-			if (is_file(p)) {
-				free(rel);
-				return p;
-			}
-			free(p);
-		}
-	}
-	err_set(e, "no layer '%s': no %s here, above the current folder, or beside "
-	           "the program",
-	        layer, rel);
-	free(rel);
-	return NULL;
+	memset(m, 0, sizeof(*m));
+	char *path = layout_find_layer(layer, e);
+	if (!path)
+		return -1;
+	int rc = mf_load(path, corpus_opt, m, e);
+	free(path);
+	return rc;
+}
+
+int mf_layout_layer(const char *layer, const char *corpus_opt, LayoutLayer *out, Err *e)
+{
+	Manifest m;
+	memset(out, 0, sizeof(*out));
+	if (mf_load_layer(layer, corpus_opt, &m, e) < 0)
+		return -1;
+	out->manifest = xstrdup(m.path);
+	out->corpus = m.corpus ? xstrdup(m.corpus) : NULL;
+	out->module = xstrdup(m.module);
+	out->entry = xstrdup(m.entry);
+	mf_release(&m);
+	return 0;
 }
 
 int mf_buffer_index(const Manifest *m, const char *name)
