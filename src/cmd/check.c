@@ -16,7 +16,7 @@
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
-#include "job.h"
+#include "gpu/layer.h"
 #include "splice/splice.h"
 
 #include <pthread.h>
@@ -230,7 +230,7 @@ int cmd_check(int argc, char **argv)
 		cmd_fail("check: layer '%s' has no recipes", layer);
 		goto out;
 	}
-	if (job_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
+	if (gpu_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -246,7 +246,7 @@ int cmd_check(int argc, char **argv)
 	items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
 	items[0].verdict = -1;
-	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &items[0].ptx, NULL, NULL, &e) < 0) {
+	if (gpu_reduce_module(&mf, lm.m, &items[0].ptx, NULL, NULL, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -262,7 +262,8 @@ int cmd_check(int argc, char **argv)
 		err_clear(&e);
 		SpliceRequest req = {lm.m, mf.entry, &r, NULL, force};
 		if (rcp_load(it->path, &r, &e) < 0 || splice_run(&req, &it->sr, &e) < 0 ||
-		    job_reduce(it->name, it->sr.text.p, it->sr.text.n, &mf, &it->ptx, NULL, NULL, &e) < 0)
+		    gpu_reduce_text(&mf, it->name, it->sr.text.p, it->sr.text.n, &it->ptx, NULL, NULL,
+		                    &e) < 0)
 			it->error = xstrdup(err_msg(&e));
 		rcp_release(&r);
 		sb_release(&it->sr.text); /* the reduced copy is what runs */
