@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/sha256.h"
 #include "ptx/parse.h"
+#include "splice/locate.h"
 #include "splice/recipe.h"
 #include "splice/splice.h"
 #include "splice/template.h"
@@ -331,6 +332,71 @@ static void test_splice__recipe_parse(void **state)
 	                    "r.json:2:13: invalid JSON");
 }
 
+/* ---- locating the module ------------------------------------------------- */
+
+/* A stand-in for the manifest's reader: layer "t" names t/t.ptx in /corpus
+ * and entry "k"; layer "broken" has a mistake.  Counts its calls. */
+static int manifest_reads;
+static int stub_manifest(const char *layer, const char *corpus_opt, LayoutLayer *out, Err *e)
+{
+	(void)corpus_opt;
+	manifest_reads++;
+	memset(out, 0, sizeof(*out));
+	if (!strcmp(layer, "broken"))
+		return err_set(e, "recipes/broken/layer.json: launches: expected a non-empty array");
+	out->manifest = xstrdup("/repo/recipes/t/layer.json");
+	out->corpus = xstrdup("/corpus");
+	out->module = xstrdup("t/t.ptx");
+	out->entry = xstrdup("k");
+	return 0;
+}
+
+static void test_splice__locate_options_recipe_manifest(void **state)
+{
+	(void)state;
+	Err e = ERR_INIT;
+	Located l;
+	Recipe r;
+	const char *j = "{\"layer\": \"t\", \"module\": \"enc4/enc4.ptx\", \"cut\": {\"phase\": 1},"
+	                " \"template\": \"identity\", \"guards\": {\"sha256\": \"" Z64 "\"}}";
+	assert_int_equal(rcp_parse("/tmp/r.json", j, strlen(j), &r, &e), 0);
+	/* options first: the manifest is not read */
+	manifest_reads = 0;
+	assert_int_equal(splice_locate("t", NULL, "m.ptx", "e", &r, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.module_path, "m.ptx");
+	assert_null(l.module_rel);
+	assert_string_equal(l.entry, "e");
+	assert_int_equal(manifest_reads, 0);
+	located_release(&l);
+	/* the recipe's module, in the corpus folder; the entry from the manifest */
+	assert_int_equal(splice_locate(NULL, "/tmp", NULL, NULL, &r, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.layer, "t");
+	assert_string_equal(l.module_path, "/tmp/enc4/enc4.ptx");
+	assert_string_equal(l.module_rel, "enc4/enc4.ptx");
+	assert_string_equal(l.entry, "k");
+	assert_int_equal(manifest_reads, 1);
+	located_release(&l);
+	/* no module anywhere but the manifest: one read gives module and entry */
+	manifest_reads = 0;
+	assert_int_equal(splice_locate("t", NULL, NULL, NULL, NULL, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.module_path, "/corpus/t/t.ptx");
+	assert_string_equal(l.module_rel, "t/t.ptx");
+	assert_string_equal(l.entry, "k");
+	assert_int_equal(manifest_reads, 1);
+	located_release(&l);
+	/* a manifest with a mistake is refused where it is needed, with its message */
+	assert_int_equal(splice_locate("broken", NULL, NULL, NULL, NULL, stub_manifest, &l, &e), -1);
+	assert_string_equal(err_msg(&e), "recipes/broken/layer.json: launches: expected a non-empty "
+	                                 "array");
+	assert_null(l.module_path);
+	assert_int_equal(splice_locate("t", NULL, NULL, "e", NULL, NULL, &l, &e), -1);
+	assert_string_equal(err_msg(&e), "layer 't': no manifest to read its module and entry from");
+	assert_int_equal(splice_locate(NULL, NULL, NULL, NULL, NULL, stub_manifest, &l, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "no module: give a layer, --module"));
+	rcp_release(&r);
+	err_release(&e);
+}
+
 /* ---- the splicer ----------------------------------------------------------- */
 
 static void test_splice__identity_fresh_prefix(void **state)
@@ -576,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_splice__render),
 		cmocka_unit_test(test_splice__type_compatible),
 		cmocka_unit_test(test_splice__recipe_parse),
+		cmocka_unit_test(test_splice__locate_options_recipe_manifest),
 		cmocka_unit_test(test_splice__identity_fresh_prefix),
 		cmocka_unit_test(test_splice__scope_names_without_percent),
 		cmocka_unit_test(test_splice__perturb),
