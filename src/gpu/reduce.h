@@ -37,7 +37,7 @@ int gpu_reduce_ptx(const char *ptx, size_t n, const GpuFuncSpan *spans, size_t n
 
 /*
  * For callers without the PTX parser (the verbs use its spans, through
- * gpu/layer.h gpu_reduce_module): finds
+ * cmd/job.h job_reduce): finds
  * every .entry definition of ptx[0..n) by a light scan (comments and
  * strings skipped, braces matched).  Each span runs from the start of the
  * line holding `.entry` (so `.visible` / `.weak` before it are included)
