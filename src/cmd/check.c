@@ -12,13 +12,13 @@
  * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
  */
 #include "base/file.h"
+#include "base/layout.h"
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
-#include "job.h"
+#include "gpu/layer.h"
 #include "splice/splice.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +55,6 @@ typedef struct {
 	pthread_mutex_t lock;
 	char *fatal;         /* a job that could not start at all */
 } Queue;
-
-static int comp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static void finish(Queue *q, CheckItem *it, const GpuModuleResult *r)
 {
@@ -211,36 +206,20 @@ int cmd_check(int argc, char **argv)
 	CheckItem *items = NULL;
 	size_t nitems = 0;
 	FrameLayout lay = {0};
-	char *mpath = mf_find_layer(layer, &e);
-	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+	if (mf_load_layer(layer, corpus, &mf, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
-		free(mpath);
 		goto out;
 	}
-	free(mpath);
 	if (!paths.n) { /* every recipe beside the manifest */
-		const char *slash = strrchr(mf.path, '/');
-		char *dir = slash ? xstrndup(mf.path, (size_t)(slash - mf.path)) : xstrdup(".");
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			size_t l = strlen(de->d_name);
-			if (l > 5 && !strcmp(de->d_name + l - 5, ".json") && strcmp(de->d_name, "layer.json")) {
-				char *p = xmalloc(strlen(dir) + l + 2);
-				sprintf(p, "%s/%s", dir, de->d_name);
-				VEC_PUSH(paths, p);
-			}
-		}
-		if (d)
-			closedir(d);
+		char *dir = layout_dir_of(mf.path);
+		paths.n = paths.cap = layout_recipes(dir, &paths.v);
 		free(dir);
-		qsort(paths.v, paths.n, sizeof(char *), comp_name);
 	}
 	if (!paths.n) {
 		cmd_fail("check: layer '%s' has no recipes", layer);
 		goto out;
 	}
-	if (job_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
+	if (gpu_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -256,7 +235,7 @@ int cmd_check(int argc, char **argv)
 	items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
 	items[0].verdict = -1;
-	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &items[0].ptx, NULL, NULL, &e) < 0) {
+	if (gpu_reduce_module(&mf, lm.m, &items[0].ptx, NULL, NULL, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -272,7 +251,8 @@ int cmd_check(int argc, char **argv)
 		err_clear(&e);
 		SpliceRequest req = {lm.m, mf.entry, &r, NULL, force};
 		if (rcp_load(it->path, &r, &e) < 0 || splice_run(&req, &it->sr, &e) < 0 ||
-		    job_reduce(it->name, it->sr.text.p, it->sr.text.n, &mf, &it->ptx, NULL, NULL, &e) < 0)
+		    gpu_reduce_text(&mf, it->name, it->sr.text.p, it->sr.text.n, &it->ptx, NULL, NULL,
+		                    &e) < 0)
 			it->error = xstrdup(err_msg(&e));
 		rcp_release(&r);
 		sb_release(&it->sr.text); /* the reduced copy is what runs */

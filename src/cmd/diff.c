@@ -61,14 +61,11 @@ int cmd_diff(int argc, char **argv)
 	FrameDiff d = {0};
 	int have_d = 0;
 	if (layer) {
-		char *path = mf_find_layer(layer, &e);
 		Manifest m;
-		if (!path || mf_load(path, NULL, &m, &e) < 0) {
-			free(path);
+		if (mf_load_layer(layer, NULL, &m, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
-		free(path);
 		frame_layout_from_manifest(&m, &lay);
 		mf_release(&m);
 		have_lay = 1;

@@ -13,12 +13,11 @@
  * then no verdict can be trusted).
  */
 #include "base/file.h"
-#include "base/sha256.h"
+#include "base/layout.h"
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
-#include "job.h"
-#include "ptx/parse.h"
+#include "gpu/layer.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -30,67 +29,6 @@
 
 static const char *const usage[] = {"LAYER --phase N [options]",
                                     "LAYER --recipe FILE [options]", NULL};
-
-int job_reduce(const char *name, const char *text, size_t len, const Manifest *mf, StrBuf *out,
-               size_t *entries, size_t *removed, Err *e)
-{
-	Module *m = ptx_parse(name, text, len, e);
-	if (!m)
-		return -1;
-	GpuFuncSpan *spans = xcalloc(m->funcs.n + 1, sizeof(GpuFuncSpan));
-	size_t n = 0;
-	for (size_t i = 0; i < m->funcs.n; i++) {
-		const Func *f = &m->funcs.v[i];
-		if (f->kind != FN_ENTRY || (f->flags & FNF_DECL))
-			continue;
-		spans[n].off = f->text.off;
-		spans[n].len = f->text.len;
-		spans[n].name = xstrndup(m->src + f->name.off, f->name.len);
-		spans[n].is_entry = 1;
-		n++;
-	}
-	if (entries)
-		*entries = n;
-	int rc = gpu_reduce_for_layer(mf, text, len, spans, n, out, removed, e);
-	for (size_t i = 0; i < n; i++)
-		free((char *)spans[i].name);
-	free(spans);
-	mod_free(m);
-	return rc;
-}
-
-int job_read_oracle(const Manifest *mf, const char *opt, unsigned char **buf, size_t *len,
-                    char **path_out, Err *e)
-{
-	char *path = NULL;
-	if (opt)
-		path = xstrdup(opt);
-	else if (!mf->oracle_path)
-		return err_set(e, "%s: the manifest names no oracle frame (give --oracle FILE)", mf->path);
-	else if (mf_corpus_path(mf, mf->oracle_path, &path, e) < 0)
-		return -1;
-	char *data;
-	size_t n;
-	if (read_file(path, &data, &n, e) < 0) {
-		free(path);
-		return -1;
-	}
-	if (!opt && mf->oracle_sha256[0]) {
-		char sha[65];
-		sha256_hex(data, n, sha);
-		if (strcmp(sha, mf->oracle_sha256) != 0) {
-			err_set(e, "oracle '%s' has sha256 %s, but %s says %s: the oracle file and the manifest disagree",
-			        path, sha, mf->path, mf->oracle_sha256);
-			free(data);
-			free(path);
-			return -1;
-		}
-	}
-	*buf = (unsigned char *)data;
-	*len = n;
-	*path_out = path;
-	return 0;
-}
 
 static void line_note(void *ctx, unsigned line, StrBuf *out)
 {
@@ -180,20 +118,16 @@ int cmd_job(int argc, char **argv)
 	FrameLayout lay = {0};
 	cJSON *root = NULL;
 
-	char *mpath = mf_find_layer(layer, &e);
-	if (!mpath || mf_load(mpath, corpus, &mf, &e) < 0) {
+	if (mf_load_layer(layer, corpus, &mf, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
-		free(mpath);
 		goto out;
 	}
-	free(mpath);
 	if (recipe_path)
 		rpath = xstrdup(recipe_path);
 	else {
-		const char *slash = strrchr(mf.path, '/');
-		size_t dl = slash ? (size_t)(slash - mf.path) : 1;
-		rpath = xmalloc(dl + 32);
-		snprintf(rpath, dl + 32, "%.*s/phase-%02u.json", (int)dl, slash ? mf.path : ".", phase);
+		char *dir = layout_dir_of(mf.path);
+		rpath = layout_recipe_file(dir, phase, false);
+		free(dir);
 	}
 	if (!recipe_path && access(rpath, F_OK) != 0) {
 		cmd_fail("layer '%s' has no recipe for phase %u: '%s' does not exist\n"
@@ -219,8 +153,8 @@ int cmd_job(int argc, char **argv)
 	}
 	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
 		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
-	if (job_reduce(module_path, lm.m->src, lm.m->len, &mf, &red_orig, NULL, NULL, &e) < 0 ||
-	    job_reduce("spliced", sr.text.p, sr.text.n, &mf, &red_spl, NULL, NULL, &e) < 0) {
+	if (gpu_reduce_module(&mf, lm.m, &red_orig, NULL, NULL, &e) < 0 ||
+	    gpu_reduce_text(&mf, "spliced", sr.text.p, sr.text.n, &red_spl, NULL, NULL, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -256,7 +190,7 @@ int cmd_job(int argc, char **argv)
 		goto out;
 	}
 	double t1 = now_seconds();
-	int have_oracle = job_read_oracle(&mf, oracle_opt, &oracle, &oracle_len, &oracle_path, &e) == 0;
+	int have_oracle = gpu_read_oracle(&mf, oracle_opt, &oracle, &oracle_len, &oracle_path, &e) == 0;
 	frame_layout_from_manifest(&mf, &lay);
 	const GpuModuleResult *o = &gr.mods[0], *s = &gr.mods[1];
 	FrameDiff d_orig = {0}, d_spl = {0};

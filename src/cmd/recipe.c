@@ -12,17 +12,17 @@
  */
 #include "base/err.h"
 #include "base/file.h"
+#include "base/layout.h"
 #include "cmd.h"
+#include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/splice.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
@@ -35,31 +35,6 @@ static bool exists(const char *p)
 {
 	struct stat sb;
 	return stat(p, &sb) == 0;
-}
-
-static char *dir_of(const char *path)
-{
-	const char *sl = strrchr(path, '/');
-	return sl ? xstrndup(path, (size_t)(sl - path)) : xstrdup(".");
-}
-
-/* The nearest ancestor of `start` holding a ptx/ folder, as that folder. */
-static char *ptx_root_from(const char *start)
-{
-	char buf[PATH_MAX];
-	if (!realpath(start, buf))
-		return NULL;
-	for (;;) {
-		char cand[PATH_MAX + 8];
-		struct stat sb;
-		snprintf(cand, sizeof cand, "%s/ptx", buf);
-		if (stat(cand, &sb) == 0 && S_ISDIR(sb.st_mode))
-			return xstrdup(cand);
-		char *sl = strrchr(buf, '/');
-		if (!sl || sl == buf)
-			return NULL;
-		*sl = 0;
-	}
 }
 
 typedef struct {
@@ -122,7 +97,7 @@ static int recipe_new(int argc, char **argv)
 	StrBuf rj = STRBUF_INIT, tt = STRBUF_INIT, sum = STRBUF_INIT;
 	char *layer_dir = NULL, *out_path = NULL, *root = NULL, *tpath = NULL, *tname = NULL;
 
-	if (splice_locate(layer, c.corpus, c.module, c.entry, NULL, &loc, &e) < 0)
+	if (splice_locate(layer, c.corpus, c.module, c.entry, NULL, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
 		err_set(&e, "layer '%s': no entry (give --entry)", layer);
@@ -131,13 +106,10 @@ static int recipe_new(int argc, char **argv)
 	if (out_opt)
 		out_path = xstrdup(out_opt);
 	else {
-		layer_dir = splice_layer_dir(layer, &e);
+		layer_dir = layout_layer_dir(layer, &e);
 		if (!layer_dir)
 			goto fail;
-		size_t n = strlen(layer_dir) + 32;
-		out_path = xmalloc(n);
-		snprintf(out_path, n, "%s/phase-%02ld%s.json", layer_dir, phase,
-		         strcmp(cut, "phase") ? "-epi" : "");
+		out_path = layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
 	}
 	if (strcmp(out_path, "-") && exists(out_path) && !force) {
 		err_set(&e, "'%s' exists (--force overwrites it)", out_path);
@@ -145,11 +117,8 @@ static int recipe_new(int argc, char **argv)
 	}
 	if (tname_opt)
 		tname = xstrdup(tname_opt);
-	else {
-		size_t n = strlen(layer) + 40; /* layer is set: checked above */
-		tname = xmalloc(n);
-		snprintf(tname, n, "%s/phase-%02ld%s.ptx", layer, phase, strcmp(cut, "phase") ? "-epi" : "");
-	}
+	else /* layer is set: checked above */
+		tname = layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
@@ -168,27 +137,20 @@ static int recipe_new(int argc, char **argv)
 	if (c.ptx)
 		root = xstrdup(c.ptx);
 	else {
-		char *d = strcmp(out_path, "-") ? dir_of(out_path) : xstrdup(".");
-		root = ptx_root_from(d);
+		char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
+		root = layout_ptx_root(d);
 		free(d);
-		if (!root) {
-			char cwd[PATH_MAX];
-			if (getcwd(cwd, sizeof cwd))
-				root = ptx_root_from(cwd);
-		}
 	}
 	if (!root) {
 		err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)", out_path);
 		goto fail;
 	}
-	size_t n = strlen(root) + strlen(tname) + 2;
-	tpath = xmalloc(n);
-	snprintf(tpath, n, "%s/%s", root, tname);
+	tpath = layout_join(root, tname);
 	fprintf(stderr, "%s", sum.p);
 	if (exists(tpath)) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
 	} else {
-		char *td = dir_of(tpath);
+		char *td = layout_dir_of(tpath);
 		int mk = mkdir_p(td, &e);
 		free(td);
 		if (mk < 0 || write_file_atomic(tpath, tt.p, tt.n, &e) < 0)
@@ -236,7 +198,7 @@ static int check_one(const char *path, const Common *c, int ptxas)
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
 	have_r = true;
-	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, &loc, &e) < 0)
+	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
 		err_set(&e, "%s: no entry (give --entry or \"entry\")", path);

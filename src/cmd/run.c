@@ -18,13 +18,13 @@
  * oracle, 2 error, fault or hang of any module.
  */
 #include "cmd/cmd.h"
-#include "cmd/job.h"
 
 #include "base/file.h"
+#include "base/layout.h"
 #include "base/sha256.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
-#include "gpu/reduce.h"
+#include "gpu/layer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,11 +84,8 @@ static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
 	rm->mapped = 1;
 	if (no_reduce)
 		return 0;
-	/* the parser's function spans, as the main job and check use */
-	if (job_reduce(rm->path, rm->ptx.p, rm->ptx.n, m, &rm->reduced, &rm->nentries,
-	               &rm->removed, e) < 0)
-		return -1;
-	return 0;
+	return gpu_reduce_text(m, rm->path, rm->ptx.p, rm->ptx.n, &rm->reduced, &rm->nentries,
+	                       &rm->removed, e);
 }
 
 int cmd_run(int argc, char **argv)
@@ -146,13 +143,13 @@ int cmd_run(int argc, char **argv)
 	FrameLayout lay = {0};
 	StrBuf notes = STRBUF_INIT, o = STRBUF_INIT;
 
-	path = mf_find_layer(layer, &e);
+	path = layout_find_layer(layer, &e);
 	if (!path) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
 	if (corpus) {
-		char *c = mf_corpus_dir(corpus, path, &e);
+		char *c = layout_corpus_dir(corpus, path, &e);
 		if (!c) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;

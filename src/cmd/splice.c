@@ -12,7 +12,9 @@
  */
 #include "base/err.h"
 #include "base/file.h"
+#include "base/layout.h"
 #include "cmd.h"
+#include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/splice.h"
@@ -380,12 +382,10 @@ int cmd_splice(int argc, char **argv)
 	if (recipe_opt)
 		recipe_path = xstrdup(recipe_opt);
 	else {
-		char *dir = splice_layer_dir(layer, &e);
+		char *dir = layout_layer_dir(layer, &e);
 		if (!dir)
 			goto fail;
-		size_t n = strlen(dir) + 32;
-		recipe_path = xmalloc(n);
-		snprintf(recipe_path, n, "%s/phase-%02ld.json", dir, phase);
+		recipe_path = layout_recipe_file(dir, (unsigned)phase, false);
 		free(dir);
 	}
 	if (rcp_load(recipe_path, &r, &e) < 0)
@@ -395,7 +395,7 @@ int cmd_splice(int argc, char **argv)
 		err_set(&e, "%s: the recipe cuts phase %u, --phase says %ld", recipe_path, r.phase, phase);
 		goto fail;
 	}
-	if (splice_locate(layer, corpus, module_opt, entry_opt, &r, &loc, &e) < 0)
+	if (splice_locate(layer, corpus, module_opt, entry_opt, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
 		err_set(&e, "%s: no entry: give --entry, or \"entry\" in the recipe", recipe_path);

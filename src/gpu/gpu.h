@@ -24,7 +24,8 @@
  * failed).
  *
  * The PTX is handed to the JIT as given: reducing it to the launched entries
- * (reduce.h) is the caller's step, because the caller has the parser.
+ * is a step before the job (layer.h: gpu_reduce_module), taken on the
+ * module the verb has parsed already.
  */
 #ifndef D4R_GPU_GPU_H
 #define D4R_GPU_GPU_H

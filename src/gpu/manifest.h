@@ -18,6 +18,7 @@
 
 #include "base/base.h"
 #include "base/err.h"
+#include "base/layout.h"
 
 /* Element formats of buffers, arrays and frame outputs. */
 typedef enum {
@@ -131,34 +132,29 @@ typedef struct {
 
 /*
  * Reads and validates `path`.  `corpus_dir` is the --corpus option or NULL;
- * the folder is resolved with mf_corpus_dir, and a manifest whose corpus
- * cannot be found still loads (m->corpus is NULL: diff needs no corpus;
- * run reports the missing folder when it needs a file from it).
- * Returns 0, or -1 with a message naming the file and the JSON path.
+ * the folder is resolved with layout_corpus_dir, and a manifest whose
+ * corpus cannot be found still loads (m->corpus is NULL: diff needs no
+ * corpus; run reports the missing folder when it needs a file from it).
+ * Returns 0, or -1 with a message naming the file and the JSON path
+ * (base/json.h).
  */
 int mf_load(const char *path, const char *corpus_dir, Manifest *m, Err *e);
 /* The same from text already in memory (`path` only names it in messages). */
 int mf_parse(const char *path, const char *text, size_t len, Manifest *m, Err *e);
 void mf_release(Manifest *m);
 
-/*
- * The corpus folder: `opt` (--corpus DIR), else $D4R_CORPUS, else the
- * `corpus` folder of the repository the manifest lives in (the nearest
- * ancestor of the manifest's folder that has a `corpus` folder).  Returns a
- * malloc'd path, or NULL with a message saying what was tried.
- */
-char *mf_corpus_dir(const char *opt, const char *manifest_path, Err *e);
+/* mf_load of LAYER's manifest, found by layout_find_layer. */
+int mf_load_layer(const char *layer, const char *corpus_opt, Manifest *m, Err *e);
 
 /* corpus/rel as a malloc'd path; -1 with a message when there is no corpus. */
 int mf_corpus_path(const Manifest *m, const char *rel, char **out, Err *e);
 
 /*
- * Finds the manifest of LAYER: a path to an existing file is taken as is;
- * otherwise recipes/LAYER/layer.json in the current folder or one of its
- * ancestors, then beside the executable (<repo>/build/d4r-splice ->
- * <repo>/recipes).  Returns a malloc'd path or NULL with a message.
+ * What LAYER's manifest says about where its module is, for the floors
+ * below this one (base/layout.h: a LayoutLayerFn).  The manifest is read
+ * and checked whole: a manifest with a mistake is refused here too.
  */
-char *mf_find_layer(const char *layer, Err *e);
+int mf_layout_layer(const char *layer, const char *corpus_opt, LayoutLayer *out, Err *e);
 
 int mf_buffer_index(const Manifest *m, const char *name);
 int mf_array_index(const Manifest *m, const char *name);

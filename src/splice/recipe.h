@@ -60,8 +60,8 @@ typedef struct {
 	char *first_re, *last_re;
 } Recipe;
 
-/* Reads and checks a recipe file.  Returns 0, or -1 with "path: what is
- * wrong" (the JSON path of the offending value in quotes). */
+/* Reads and checks a recipe file.  Returns 0, or -1 with "path: JSON-PATH:
+ * what is wrong" (base/json.h: "r.json: cut.phase: expected an integer"). */
 int rcp_load(const char *path, Recipe *r, Err *e);
 /* The same from text in memory; `path` names it in messages. */
 int rcp_parse(const char *path, const char *text, size_t len, Recipe *r, Err *e);

@@ -31,6 +31,7 @@
 
 #include "ana/ana.h"
 #include "base/file.h"
+#include "base/layout.h"
 #include "base/sha256.h"
 #include "ptx/emit.h"
 #include "template.h"
@@ -39,11 +40,8 @@
 #include <pcre2.h>
 
 #include <ctype.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -77,72 +75,6 @@ static const char *space_str(int s)
 		[SP_TEX] = "tex",         [SP_SURF] = "surf",
 	};
 	return s >= 0 && s < SP__COUNT ? n[s] : "?";
-}
-
-static bool is_dir(const char *p)
-{
-	struct stat sb;
-	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* The nearest ancestor of `start` (a file or folder) holding `sub`/. */
-static char *find_up(const char *start, const char *sub)
-{
-	char buf[PATH_MAX];
-	if (!realpath(start, buf))
-		return NULL;
-	for (;;) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof cand, "%s/%s", buf, sub);
-		if (is_dir(cand))
-			return xstrdup(cand);
-		char *sl = strrchr(buf, '/');
-		if (!sl || sl == buf)
-			return NULL;
-		*sl = 0;
-	}
-}
-
-/* Resolves a template name to a file path; *display gets the name shown in
- * messages ("ptx/enc4/phase-08.ptx"). */
-static int template_path(const SpliceRequest *req, char **path, char **display, Err *e)
-{
-	const char *name = req->recipe->template_name;
-	const char *rp = req->recipe->path;
-	if (name[0] == '/') {
-		*path = xstrdup(name);
-		*display = xstrdup(name);
-		return 0;
-	}
-	if (!strncmp(name, "./", 2) || !strncmp(name, "../", 3)) {
-		const char *sl = rp ? strrchr(rp, '/') : NULL;
-		StrBuf sb = STRBUF_INIT;
-		if (sl)
-			sb_addn(&sb, rp, (size_t)(sl - rp + 1));
-		sb_adds(&sb, name);
-		*path = sb.p;
-		*display = xstrdup(sb.p);
-		return 0;
-	}
-	char *root = req->ptx_root ? xstrdup(req->ptx_root) : NULL;
-	if (!root && rp)
-		root = find_up(rp, "ptx");
-	if (!root) {
-		char cwd[PATH_MAX];
-		if (getcwd(cwd, sizeof cwd))
-			root = find_up(cwd, "ptx");
-	}
-	if (!root)
-		return err_set(e, "template '%s': no ptx/ folder above '%s' or the current folder", name,
-		               rp ? rp : "(no recipe file)");
-	StrBuf sb = STRBUF_INIT;
-	sb_addf(&sb, "%s/%s", root, name);
-	*path = sb.p;
-	StrBuf d = STRBUF_INIT;
-	sb_addf(&d, "ptx/%s", name);
-	*display = d.p;
-	free(root);
-	return 0;
 }
 
 /* ---- the region under construction, with its line map --------------------- */
@@ -815,7 +747,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 
 	if (r->tkind == TPL_FILE) {
 		char *display = NULL;
-		if (template_path(req, &tpath, &display, e) < 0)
+		if (layout_template(r->template_name, r->path, req->ptx_root, &tpath, &display, e) < 0)
 			goto out;
 		res->template_name = display;
 		if (tpl_load(tpath, display, &t, e) < 0)

@@ -28,6 +28,14 @@ expect_grep "recipes/t/layer.json: module: expected a string, found a number" "$
 printf '{"layer": "t",\n "module": "x" "y"}\n' >recipes/t/layer.json
 expect_rc 2 "$D4R" run t
 expect_grep "recipes/t/layer.json:2:[0-9]+: invalid JSON" "$T/err"
+# Text after the document, and a key given twice anywhere in it.
+write '{"offset": 0, "kind": "buffer", "buffer": "o"}'
+echo '{}' >>recipes/t/layer.json
+expect_rc 2 "$D4R" run t
+expect_grep "^d4r-splice: recipes/t/layer.json:6:1: text after the JSON document$" "$T/err"
+write '{"offset": 0, "kind": "buffer", "buffer": "o", "buffer": "o"}'
+expect_rc 2 "$D4R" run t
+expect_grep "^d4r-splice: recipes/t/layer.json: launches\[0\].params.fields\[0\]: key 'buffer' given twice$" "$T/err"
 # No corpus anywhere: said when the module is needed.
 write '{"offset": 0, "kind": "buffer", "buffer": "o"}'
 rmdir corpus

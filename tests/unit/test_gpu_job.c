@@ -3,7 +3,8 @@
  * that speak the job's records (no GPU): results per module, a fault or a
  * hang costing only the module that caused it (and those after it), the
  * original timed again without the failed module, damaged and missing
- * results.
+ * results; and the steps around a job: a layer's module reduced to its
+ * launched entries, its oracle frame read and checked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,10 +12,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "base/file.h"
 #include "gpu/gpu.h"
+#include "gpu/layer.h"
+#include "ptx/parse.h"
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -231,6 +236,98 @@ static void test_gpu_job__no_module(void **state)
 	err_release(&e);
 }
 
+/* ---- the steps around a job ---------------------------------------------------- */
+
+static const char two_entries[] =
+	".version 8.0\n.target sm_89\n.address_size 64\n"
+	".func helper()\n{\n\tret;\n}\n"
+	".visible .entry keep()\n{\n\tcall helper;\n\tret;\n}\n"
+	".visible .entry drop(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+
+static void test_gpu_job__reduce_to_the_launched_entries(void **state)
+{
+	(void)state;
+	static MfLaunch launches[2] = {{.entry = "keep"}, {.entry = "keep"}};
+	Manifest m = {.launches = launches, .nlaunches = 2};
+	Err e = ERR_INIT;
+	Module *mod = ptx_parse("two.ptx", two_entries, strlen(two_entries), &e);
+	assert_non_null(mod);
+	StrBuf out = STRBUF_INIT;
+	size_t entries = 0, removed = 0;
+	assert_int_equal(gpu_reduce_module(&m, mod, &out, &entries, &removed, &e), 0);
+	assert_int_equal(entries, 2);
+	assert_int_equal(removed, 1);
+	/* the dropped entry leaves its newlines, so every line keeps its number */
+	const char want[] = ".version 8.0\n.target sm_89\n.address_size 64\n"
+	                    ".func helper()\n{\n\tret;\n}\n"
+	                    ".visible .entry keep()\n{\n\tcall helper;\n\tret;\n}\n"
+	                    "\n\n\n\n\n\n";
+	assert_int_equal(out.n, strlen(want));
+	assert_memory_equal(out.p, want, out.n);
+	/* the same from text, parsed there */
+	StrBuf out2 = STRBUF_INIT;
+	assert_int_equal(gpu_reduce_text(&m, "two.ptx", two_entries, strlen(two_entries), &out2,
+	                                 NULL, NULL, &e),
+	                 0);
+	assert_int_equal(out2.n, out.n);
+	assert_memory_equal(out2.p, out.p, out.n);
+	/* a launched entry the module lacks */
+	launches[1].entry = "gone";
+	sb_reset(&out);
+	assert_int_equal(gpu_reduce_module(&m, mod, &out, NULL, NULL, &e), -1);
+	assert_string_equal(err_msg(&e), "no entry 'gone' in the module");
+	launches[1].entry = "keep";
+	/* text that does not parse says where */
+	assert_int_equal(gpu_reduce_text(&m, "spliced", ".entry x(\n", 10, &out2, NULL, NULL, &e),
+	                 -1);
+	assert_non_null(strstr(err_msg(&e), "spliced:"));
+	mod_free(mod);
+	sb_release(&out);
+	sb_release(&out2);
+	err_release(&e);
+}
+
+static void test_gpu_job__read_the_oracle(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/d4r-oracle-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char p[256];
+	Err e = ERR_INIT;
+	snprintf(p, sizeof p, "%s/frame.bin", dir);
+	assert_int_equal(write_file_atomic(p, "abc", 3, &e), 0);
+	Manifest m = {.path = "recipes/t/layer.json", .corpus = dir, .oracle_path = "frame.bin"};
+	/* sha256("abc") */
+	strcpy(m.oracle_sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	unsigned char *buf = NULL;
+	size_t n = 0;
+	char *path = NULL;
+	assert_int_equal(gpu_read_oracle(&m, NULL, &buf, &n, &path, &e), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_string_equal(path, p);
+	free(buf);
+	free(path);
+	/* the manifest and the file disagree */
+	m.oracle_sha256[0] = '0';
+	assert_int_equal(gpu_read_oracle(&m, NULL, &buf, &n, &path, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "has sha256 ba7816bf"));
+	assert_non_null(strstr(err_msg(&e), "the oracle file and the manifest disagree"));
+	/* --oracle FILE is taken as it is, unchecked */
+	assert_int_equal(gpu_read_oracle(&m, p, &buf, &n, &path, &e), 0);
+	assert_int_equal(n, 3);
+	free(buf);
+	free(path);
+	/* no oracle in the manifest */
+	m.oracle_path = NULL;
+	assert_int_equal(gpu_read_oracle(&m, NULL, &buf, &n, &path, &e), -1);
+	assert_string_equal(err_msg(&e), "recipes/t/layer.json: the manifest names no oracle frame "
+	                                 "(give --oracle FILE)");
+	unlink(p);
+	rmdir(dir);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +337,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_job__crash_is_a_fault),
 		cmocka_unit_test(test_gpu_job__errors),
 		cmocka_unit_test(test_gpu_job__no_module),
+		cmocka_unit_test(test_gpu_job__reduce_to_the_launched_entries),
+		cmocka_unit_test(test_gpu_job__read_the_oracle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

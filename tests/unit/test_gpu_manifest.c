@@ -501,39 +501,39 @@ static void test_gpu_manifest__init_images(void **state)
 	err_release(&e);
 }
 
-static void test_gpu_manifest__corpus_folder(void **state)
+/* What the splicer asks of a layer's manifest: its module, entry and
+ * corpus, through the layout's LayoutLayerFn; a manifest with a mistake is
+ * refused there too. */
+static void test_gpu_manifest__layout_layer(void **state)
 {
 	(void)state;
 	char dir[] = "/tmp/d4r-mf-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	char p[512];
+	char p[512], layer[512];
 	Err e = ERR_INIT;
 	snprintf(p, sizeof p, "%s/corpus", dir);
 	assert_int_equal(mkdir_p(p, &e), 0);
-	snprintf(p, sizeof p, "%s/recipes/t", dir);
+	snprintf(p, sizeof p, "%s/recipes/enc4", dir);
 	assert_int_equal(mkdir_p(p, &e), 0);
-	snprintf(p, sizeof p, "%s/recipes/t/layer.json", dir);
-	assert_int_equal(write_file_atomic(p, "{}", 2, &e), 0);
+	snprintf(layer, sizeof layer, "%s/recipes/enc4/layer.json", dir);
+	assert_int_equal(write_file_atomic(layer, good, strlen(good), &e), 0);
 	unsetenv("D4R_CORPUS");
-	char *c = mf_corpus_dir(NULL, p, &e);
-	assert_non_null(c);
-	assert_non_null(strstr(c, "/corpus"));
-	assert_int_equal(strncmp(c + strlen(c) - 7, "/corpus", 7), 0);
-	free(c);
-	setenv("D4R_CORPUS", dir, 1);
-	c = mf_corpus_dir(NULL, p, &e);
-	assert_string_equal(c, dir);
-	free(c);
-	c = mf_corpus_dir("/nonexistent-d4r", p, &e);
-	assert_null(c);
-	assert_non_null(strstr(err_msg(&e), "'/nonexistent-d4r' (--corpus) is not a folder"));
-	unsetenv("D4R_CORPUS");
-	char *found = mf_find_layer(p, &e);
-	assert_string_equal(found, p);
-	free(found);
-	assert_null(mf_find_layer("no-such-layer-d4r", &e));
-	assert_non_null(strstr(err_msg(&e), "no layer 'no-such-layer-d4r'"));
-	unlink(p);
+	LayoutLayer l;
+	LayoutLayerFn fn = mf_layout_layer;
+	if (fn(layer, NULL, &l, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_string_equal(l.manifest, layer);
+	assert_string_equal(l.module, "enc4/enc4.ptx");
+	assert_string_equal(l.entry, "cuda_dldn_engine_swin_enc4_kernel");
+	snprintf(p, sizeof p, "%s/corpus", dir);
+	assert_non_null(l.corpus);
+	assert_int_equal(strcmp(l.corpus + strlen(l.corpus) - 7, "/corpus"), 0);
+	layout_layer_release(&l);
+
+	assert_int_equal(write_file_atomic(layer, "{\"layer\": \"enc4\"} x", 19, &e), 0);
+	assert_int_equal(fn(layer, NULL, &l, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "layer.json:1:19: text after the JSON document"));
+	assert_null(l.module);
 	snprintf(p, sizeof p, "rm -rf '%s'", dir);
 	assert_int_equal(system(p), 0);
 	err_release(&e);
@@ -562,7 +562,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_manifest__random_fill),
 		cmocka_unit_test(test_gpu_manifest__f16_rounding),
 		cmocka_unit_test(test_gpu_manifest__init_images),
-		cmocka_unit_test(test_gpu_manifest__corpus_folder),
+		cmocka_unit_test(test_gpu_manifest__layout_layer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/sha256.h"
 #include "ptx/parse.h"
+#include "splice/locate.h"
 #include "splice/recipe.h"
 #include "splice/splice.h"
 #include "splice/template.h"
@@ -284,24 +285,116 @@ static void test_splice__recipe_parse(void **state)
 
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\"}, \"memory\": 1}",
-	                    "r.json: 'memory': unknown key");
+	                    "r.json: unknown key 'memory' (expected one of 'layer', 'module', "
+	                    "'entry', 'cut', 'template', 'params', 'bind', 'guards', 'interface', "
+	                    "'note')");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
-	                    "{\"sha\": \"x\"}}", "'guards.sha': unknown key");
+	                    "{\"sha\": \"x\"}}",
+	                    "r.json: guards: unknown key 'sha' (expected one of 'mma', 'sha256', "
+	                    "'first', 'last')");
 	expect_recipe_error("{\"cut\": {\"stmts\": [5, 2]}, \"template\": \"identity\", \"guards\": "
-	                    "{\"sha256\": \"" Z64 "\"}}", "first 5 is after last 2");
+	                    "{\"sha256\": \"" Z64 "\"}}", "r.json: cut.stmts: first 5 is after last 2");
 	expect_recipe_error("{\"cut\": {\"phase\": 0}, \"template\": \"identity\"}",
-	                    "'cut.phase': 0 is not an integer in [1,");
-	expect_recipe_error("{\"template\": \"identity\"}", "'cut' is missing");
-	expect_recipe_error("{\"cut\": {\"phase\": 1}}", "'template' is missing");
+	                    "r.json: cut.phase: 0 is out of range [1, 1000000000]");
+	expect_recipe_error("{\"template\": \"identity\"}", "r.json: missing key 'cut'");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}}", "r.json: missing key 'template'");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"params\": {\"X\": 1.5},"
 	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}",
-	                    "'params.X': 1.5 is not an integer");
+	                    "r.json: params.X: expected an integer, found 1.5");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": {\"a\": 3},"
-	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "'bind.a': expected a register");
-	expect_recipe_error("[1]", "a recipe is a JSON object");
+	                    " \"guards\": {\"sha256\": \"" Z64 "\"}}", "r.json: bind.a: expected a register name or a non-empty list of them, found a number");
+	expect_recipe_error("[1]", "r.json: expected an object, found an array");
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\", \"mma\": 1, \"mma\": 2}}",
-	                    "'guards.mma': the key appears twice");
+	                    "r.json: guards: key 'mma' given twice");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\"}",
+	                    "r.json: guards: missing key 'sha256' (every recipe pins");
+	expect_recipe_error("{\"cut\": {\"stmts\": [1, 2], \"with_epilogue\": true}, "
+	                    "\"template\": \"identity\"}",
+	                    "r.json: cut.with_epilogue: only goes with 'phase'");
+	expect_recipe_error("{\"cut\": {\"stmts\": [1, -2]}, \"template\": \"identity\"}",
+	                    "r.json: cut.stmts[1]: -2 is out of range [0, 4000000000]");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"bind\": "
+	                    "{\"d\": [\"%r1\", 2]}, \"guards\": {\"sha256\": \"" Z64 "\"}}",
+	                    "r.json: bind.d[1]: expected a register name, found a number");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"bind\": "
+	                    "{\"d\": \"%r1\"}, \"guards\": {\"sha256\": \"" Z64 "\"}}",
+	                    "r.json: bind: the built-in 'identity' template takes none");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"\"}",
+	                    "r.json: template: empty string");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"t\", \"guards\": "
+	                    "{\"sha256\": \"abc\"}}",
+	                    "r.json: guards.sha256: expected 64 hex digits");
+	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
+	                    "{\"sha256\": \"" Z64 "\"}}\n{}",
+	                    "r.json:2:1: text after the JSON document");
+	expect_recipe_error("{\"cut\": {\"phase\": 1},\n \"template\" 1}",
+	                    "r.json:2:13: invalid JSON");
+}
+
+/* ---- locating the module ------------------------------------------------- */
+
+/* A stand-in for the manifest's reader: layer "t" names t/t.ptx in /corpus
+ * and entry "k"; layer "broken" has a mistake.  Counts its calls. */
+static int manifest_reads;
+static int stub_manifest(const char *layer, const char *corpus_opt, LayoutLayer *out, Err *e)
+{
+	(void)corpus_opt;
+	manifest_reads++;
+	memset(out, 0, sizeof(*out));
+	if (!strcmp(layer, "broken"))
+		return err_set(e, "recipes/broken/layer.json: launches: expected a non-empty array");
+	out->manifest = xstrdup("/repo/recipes/t/layer.json");
+	out->corpus = xstrdup("/corpus");
+	out->module = xstrdup("t/t.ptx");
+	out->entry = xstrdup("k");
+	return 0;
+}
+
+static void test_splice__locate_options_recipe_manifest(void **state)
+{
+	(void)state;
+	Err e = ERR_INIT;
+	Located l;
+	Recipe r;
+	const char *j = "{\"layer\": \"t\", \"module\": \"enc4/enc4.ptx\", \"cut\": {\"phase\": 1},"
+	                " \"template\": \"identity\", \"guards\": {\"sha256\": \"" Z64 "\"}}";
+	assert_int_equal(rcp_parse("/tmp/r.json", j, strlen(j), &r, &e), 0);
+	/* options first: the manifest is not read */
+	manifest_reads = 0;
+	assert_int_equal(splice_locate("t", NULL, "m.ptx", "e", &r, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.module_path, "m.ptx");
+	assert_null(l.module_rel);
+	assert_string_equal(l.entry, "e");
+	assert_int_equal(manifest_reads, 0);
+	located_release(&l);
+	/* the recipe's module, in the corpus folder; the entry from the manifest */
+	assert_int_equal(splice_locate(NULL, "/tmp", NULL, NULL, &r, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.layer, "t");
+	assert_string_equal(l.module_path, "/tmp/enc4/enc4.ptx");
+	assert_string_equal(l.module_rel, "enc4/enc4.ptx");
+	assert_string_equal(l.entry, "k");
+	assert_int_equal(manifest_reads, 1);
+	located_release(&l);
+	/* no module anywhere but the manifest: one read gives module and entry */
+	manifest_reads = 0;
+	assert_int_equal(splice_locate("t", NULL, NULL, NULL, NULL, stub_manifest, &l, &e), 0);
+	assert_string_equal(l.module_path, "/corpus/t/t.ptx");
+	assert_string_equal(l.module_rel, "t/t.ptx");
+	assert_string_equal(l.entry, "k");
+	assert_int_equal(manifest_reads, 1);
+	located_release(&l);
+	/* a manifest with a mistake is refused where it is needed, with its message */
+	assert_int_equal(splice_locate("broken", NULL, NULL, NULL, NULL, stub_manifest, &l, &e), -1);
+	assert_string_equal(err_msg(&e), "recipes/broken/layer.json: launches: expected a non-empty "
+	                                 "array");
+	assert_null(l.module_path);
+	assert_int_equal(splice_locate("t", NULL, NULL, "e", NULL, NULL, &l, &e), -1);
+	assert_string_equal(err_msg(&e), "layer 't': no manifest to read its module and entry from");
+	assert_int_equal(splice_locate(NULL, NULL, NULL, NULL, NULL, stub_manifest, &l, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "no module: give a layer, --module"));
+	rcp_release(&r);
+	err_release(&e);
 }
 
 /* ---- the splicer ----------------------------------------------------------- */
@@ -549,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_splice__render),
 		cmocka_unit_test(test_splice__type_compatible),
 		cmocka_unit_test(test_splice__recipe_parse),
+		cmocka_unit_test(test_splice__locate_options_recipe_manifest),
 		cmocka_unit_test(test_splice__identity_fresh_prefix),
 		cmocka_unit_test(test_splice__scope_names_without_percent),
 		cmocka_unit_test(test_splice__perturb),
