@@ -295,7 +295,7 @@ typedef struct {
 /*
  * The phases of f by their definition alone, from the statement flags and
  * labels (no dataflow): maximal runs of mma statements in which two
- * consecutive mma are at most `gap` other statements apart (0: seed 002's
+ * consecutive mma are at most `gap` other statements apart (0: the man page's
  * definition, runs of consecutive mma), and their epilogues: up to the next
  * phase, and after the last one up to the next label, bra, brx, ret or exit
  * (not included).  Fills number, first, last, mma, epi_first and epi_last

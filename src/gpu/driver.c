@@ -2,7 +2,7 @@
  * driver.c - dlopen table, context, JIT with whole logs, compiled-image cache.
  *
  * The JIT is where a GPU check spends its time (a 2.5 MB vendor module
- * takes seconds; see /work/shared/device.md), so compiled images are cached
+ * takes seconds: doc/gpu-results.md has the figures), so compiled images are cached
  * under the user's cache folder by a key covering everything the cubin
  * depends on: the PTX bytes, the driver version, the device's compute
  * capability and the JIT options.
