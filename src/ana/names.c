@@ -425,27 +425,17 @@ static void read_scopes(Dataflow *df, uint32_t *decl_scope)
 
 /* ---- entering the names of a function ------------------------------------ */
 
-/* State space of a variable declaration's text (".shared .align 16 ..."). */
-static Space var_space(Str t)
+/* The state space of a module variable, from the space the parser read. */
+static Space var_space(const Item *it)
 {
-	static const struct {
-		const char *w;
-		Space sp;
-	} words[] = {
-		{".shared", SP_SHARED}, {".global", SP_GLOBAL}, {".const", SP_CONST},
-		{".local", SP_LOCAL},   {".param", SP_PARAM},
-	};
-	for (size_t i = 0; i + 1 < t.n; i++) {
-		if (t.p[i] != '.')
-			continue;
-		for (size_t k = 0; k < ARRAY_SIZE(words); k++) {
-			size_t n = strlen(words[k].w);
-			if (i + n <= t.n && memcmp(t.p + i, words[k].w, n) == 0 &&
-			    (i + n == t.n || !((t.p[i + n] >= 'a' && t.p[i + n] <= 'z') || t.p[i + n] == '_')))
-				return words[k].sp;
-		}
+	switch (it->space) {
+	case 's': return SP_SHARED;
+	case 'g': return SP_GLOBAL;
+	case 'c': return SP_CONST;
+	case 'l': return SP_LOCAL;
+	case 'p': return SP_PARAM;
+	default: return SP_GENERIC;
 	}
-	return SP_GENERIC;
 }
 
 void df_names_build(Dataflow *df)
@@ -530,14 +520,10 @@ void df_names_build(Dataflow *df)
 		if (ne->p)
 			continue;
 		ne = ht_put(df, m->src + it->name.off, it->name.len, NK_NONREG, -1);
-		Str text = mod_str(m, it->text);
-		ne->var = (uint8_t)(1 + var_space(text));
+		ne->var = (uint8_t)(1 + var_space(it));
 		/* `.extern .shared .b8 smem[]`: dynamic shared memory, which every
-		 * such declaration names from its start ("[]" right after the name;
-		 * the text can be megabytes of initialiser, so only look there) */
-		const char *after = m->src + it->name.off + it->name.len;
-		if (after + 2 <= m->src + m->len && after[0] == '[' && after[1] == ']' &&
-		    memmem(text.p, (size_t)(after - text.p), ".extern", 7))
+		 * such declaration names from its start */
+		if ((it->flags & (ITEMF_EXTERN | ITEMF_UNSIZED)) == (ITEMF_EXTERN | ITEMF_UNSIZED))
 			ne->var |= 16;
 	}
 }

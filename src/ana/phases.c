@@ -52,10 +52,7 @@ const char *ckind_name(CKind k)
 static void compact(const Module *m, const Operand *o, StrBuf *out)
 {
 	sb_reset(out);
-	const char *p = m->src + o->off, *end = p + o->len;
-	for (; p < end; p++)
-		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
-			sb_addc(out, *p);
+	opd_render_compact(m, (uint32_t)(o - m->opds.v), out);
 }
 
 /* Registers of a leaf or vector operand (sinks and immediates skipped). */

@@ -181,6 +181,11 @@ static uint32_t render_opd(const Module *m, uint32_t i, StrBuf *out)
 	return end;
 }
 
+uint32_t opd_render_compact(const Module *m, uint32_t i, StrBuf *out)
+{
+	return render_opd(m, i, out);
+}
+
 void stmt_render_compact(const Module *m, const Stmt *s, StrBuf *out)
 {
 	uint32_t k = s->opd;

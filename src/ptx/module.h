@@ -192,11 +192,21 @@ typedef enum {
 	ITEM_OTHER,    /* any other module-level directive */
 } ItemKind;
 
+/* Item flags (variables) */
+enum {
+	ITEMF_EXTERN = 1,   /* declared .extern                                  */
+	ITEMF_UNSIZED = 2,  /* an array with no size: `.extern .shared .b8 s[];`  */
+};
+
 typedef struct {
 	Span text;
 	Span name;          /* variables and functions */
 	uint32_t func;      /* ITEM_FUNC: index in Module.funcs */
 	uint8_t kind;
+	uint8_t space;      /* ITEM_VAR: state space, as Param.space names it:
+	                       's' .shared, 'g' .global, 'c' .const, 'l' .local,
+	                       'p' .param, 't' .tex; 0 if none was given */
+	uint8_t flags;      /* ITEM_VAR: ITEMF_* */
 } Item;
 
 typedef struct Module {
@@ -286,6 +296,9 @@ void mod_free(Module *m);
  * rebuilt from the model (guard, opcode, operand tree): used to prove that the
  * parse accounts for every character of every statement. */
 void stmt_render_compact(const Module *m, const Stmt *s, StrBuf *out);
+/* Appends operand i (index in m->opds) the same way, its text without
+ * whitespace or comments; returns the index of its next sibling. */
+uint32_t opd_render_compact(const Module *m, uint32_t i, StrBuf *out);
 /* Appends the statement's text with comments removed and every whitespace
  * run turned into one space (the form recipe guards hash). */
 void stmt_normalized(const Module *m, const Stmt *s, StrBuf *out);

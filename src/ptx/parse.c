@@ -1194,7 +1194,10 @@ static int function(Parser *P, const char *start, FuncKind kind, uint8_t flags)
  */
 static int declaration(Parser *P, const char *start)
 {
-	uint8_t flags = 0;
+	static const char *const spaces[] = {".shared", ".global", ".const", ".local",
+	                                     ".param", ".tex"};
+	static const char space_code[] = "sgclpt";
+	uint8_t flags = 0, space = 0, vflags = 0;
 	Span name = {0};
 	for (;;) {
 		if (trivia(P) < 0)
@@ -1210,7 +1213,7 @@ static int declaration(Parser *P, const char *start)
 			if (word_is(d, e, ".visible"))
 				flags |= FNF_VISIBLE;
 			else if (word_is(d, e, ".extern"))
-				flags |= FNF_EXTERN;
+				flags |= FNF_EXTERN, vflags |= ITEMF_EXTERN;
 			else if (word_is(d, e, ".weak"))
 				flags |= FNF_WEAK;
 			else if (word_is(d, e, ".attribute")) {
@@ -1223,6 +1226,10 @@ static int declaration(Parser *P, const char *start)
 						return fail_at(P, d, "unterminated '.attribute('");
 					P->p++;
 				}
+			} else if (!space) {
+				for (size_t k = 0; k < ARRAY_SIZE(spaces); k++)
+					if (word_is(d, e, spaces[k]))
+						space = (uint8_t)space_code[k];
 			}
 			continue;
 		}
@@ -1238,6 +1245,9 @@ static int declaration(Parser *P, const char *start)
 			continue;
 		}
 		if (c == '[') {
+			if (name.len && pos(P) == name.off + name.len && P->p + 1 < P->end &&
+			    P->p[1] == ']')
+				vflags |= ITEMF_UNSIZED; /* "name[]" */
 			while (P->p < P->end && *P->p != ']')
 				P->p++;
 			if (at_end(P))
@@ -1249,7 +1259,7 @@ static int declaration(Parser *P, const char *start)
 			if (skip_to_semicolon(P, start) < 0)
 				return -1;
 			Item it = {{(uint32_t)(start - P->src), pos(P) - (uint32_t)(start - P->src)},
-			           name, 0, ITEM_VAR};
+			           name, 0, ITEM_VAR, space, vflags};
 			VEC_PUSH(P->m->items, it);
 			return 0;
 		}
