@@ -20,6 +20,7 @@
 
 #include "base/file.h"
 #include "base/sha256.h"
+#include "ptx/lex.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -56,63 +57,37 @@ struct Extractor {
 
 /* ---- names ---------------------------------------------------------- */
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static bool is_ident(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '$' || c == '%';
-}
-
-/* Is t[at] after a `//` on its line? */
-static bool in_line_comment(const char *t, size_t at)
-{
-	for (size_t i = at; i > 0 && t[i - 1] != '\n'; i--)
-		if (t[i - 1] == '/' && i >= 2 && t[i - 2] == '/')
-			return true;
-	return false;
-}
-
-/* Finds the directive `dir` (e.g. ".entry") as a whole word from *pos on;
- * returns the name after it (skipping a `.func` return list) or an empty
- * Str at the end of the text. */
+/* Finds the directive `dir` (".entry" or ".func") from *pos on, as the
+ * lexer reads the text (so never inside a comment or a string), and returns
+ * the name after it (skipping a `.func` return list), or an empty Str at the
+ * end of the text. */
 static Str next_name(const char *t, size_t n, size_t *pos, const char *dir)
 {
 	size_t dl = strlen(dir);
-	while (*pos < n) {
-		const char *q = memmem(t + *pos, n - *pos, dir, dl);
-		if (!q)
+	Lexer lx = ptx_lex_init(t + *pos, n - *pos);
+	for (;;) {
+		Token tk = ptx_lex_next(&lx);
+		if (tk.kind == TK_END)
 			break;
-		size_t at = (size_t)(q - t);
-		*pos = at + dl;
-		if ((at > 0 && !is_space(t[at - 1])) || at + dl >= n || !is_space(t[at + dl]))
+		if (tk.kind != TK_DIRECTIVE || tk.n != dl || memcmp(tk.p, dir, dl))
 			continue;
-		if (in_line_comment(t, at))
-			continue;
-		size_t i = at + dl;
-		while (i < n && is_space(t[i]))
-			i++;
-		if (i < n && t[i] == '(') {   /* .func (.param .b32 r) name */
-			int depth = 0;
-			for (; i < n; i++) {
-				if (t[i] == '(')
-					depth++;
-				else if (t[i] == ')' && --depth == 0) {
-					i++;
-					break;
-				}
+		do
+			tk = ptx_lex_next(&lx);
+		while (tk.kind == TK_SPACE || tk.kind == TK_COMMENT);
+		if (tk.kind == TK_PUNCT && *tk.p == '(') { /* .func (.param .b32 r) name */
+			for (int depth = 1; depth > 0 && tk.kind != TK_END;) {
+				tk = ptx_lex_next(&lx);
+				if (tk.kind == TK_PUNCT)
+					depth += (*tk.p == '(') - (*tk.p == ')');
 			}
-			while (i < n && is_space(t[i]))
-				i++;
+			do
+				tk = ptx_lex_next(&lx);
+			while (tk.kind == TK_SPACE || tk.kind == TK_COMMENT);
 		}
-		size_t b = i;
-		while (i < n && is_ident(t[i]))
-			i++;
-		if (i > b)
-			return str_of(t + b, i - b);
+		if (tk.kind == TK_NAME) {
+			*pos = (size_t)(lx.p - t);
+			return str_of(tk.p, tk.n);
+		}
 	}
 	*pos = n;
 	return str_of(t + n, 0);
