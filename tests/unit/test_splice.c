@@ -67,6 +67,9 @@ static char *sha_of(const Module *m, uint32_t first, uint32_t last)
 	return hex;
 }
 
+/* recipe_fmt holds one %s, for the sha256 of the cut. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last)
 {
 	memset(x, 0, sizeof(*x));
@@ -79,6 +82,7 @@ static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last
 	if (rcp_parse("r.json", buf, strlen(buf), &x->r, &x->e) < 0)
 		fail_msg("recipe: %s", err_msg(&x->e));
 }
+#pragma GCC diagnostic pop
 
 static void fx_free(Fx *x)
 {
