@@ -94,6 +94,17 @@
 //     partial sums, the residual, and D60.
 //   - The register numbers of the vendor's PTX (%r11676, %r11754, ...) are
 //     not reproduced: nvcc numbers registers its own way.
+//   - Phase 1's mma are at lines 11883-12044, 24 statements in 162 lines:
+//     every mma line is followed by six blank lines in the phase's asm (the
+//     fatbin keeps the blank lines and strips the comments nvcc writes
+//     around each asm, which leaves two blank lines per asm statement).
+//   - The even epilogues 22..58: the seed lists a clamped cubic activation
+//     and pack_next_a; nothing is activated there in the stand-in: they pack
+//     the next odd phase's A (the normalised tile, its bytes permuted per
+//     phase) and load its B and bias words.
+//   - What fills the seed's statement counts is sized by the fit: the token
+//     planes and residual partials the prologue sums, the degree of E11's
+//     2^x polynomial, E60's statistics, E62's texture taps, load splits.
 #include <cstddef>
 #include <cstdint>
 #include <cuda_runtime.h>
