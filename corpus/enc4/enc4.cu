@@ -14389,8 +14389,8 @@ extern "C" __global__ void __launch_bounds__(128) cuda_dldn_engine_swin_enc4_ker
 }
 
 // RGBA8 frame: token (x/4, y/4) of the two 80x46 surfaces, the 40x23 surface,
-// D60 from the plane scatter and the statistics of the thread that held the
-// token.
+// the token's 160 features of D60 from the plane scatter (the lane quad that
+// held its row) and the statistics of the thread that held it.
 static __device__ __forceinline__ unsigned tone(float x)
 {
     const float y = 0.5f + 0.5f * x / (1.0f + fabsf(x));
@@ -14408,11 +14408,17 @@ extern "C" __global__ void __launch_bounds__(256) enc4_frame_kernel(const Enc4Pa
     const unsigned blk = (ty >> 3) * 11u + (tx >> 3), tok = (ty & 7u) * 8u + (tx & 7u);
     const unsigned wave = tok >> 4, r = tok & 15u, lane = 4u * (r & 7u), h = r >> 3;
     const unsigned tid = wave * 32u + lane;
-    const uint32_t d60 = reinterpret_cast<const uint32_t *>(p.arena + (size_t)blk * SLICE + DSC_OFF)[tid * 40u + h];
+    const uint32_t *d60 = reinterpret_cast<const uint32_t *>(p.arena + (size_t)blk * SLICE + DSC_OFF);
+    float f = 0.0f;                                     // the mean of the token's features
+    for (unsigned q = 0; q < 4; q++)
+        for (unsigned n = 0; n < 20; n++) {
+            const uint32_t w = d60[(tid + q) * 40u + 2u * n + h];
+            f += flo(w) + fhi(w);
+        }
     const float st = p.small[blk * 128u + tid];
     const float r_ = flo(s0.x) + fhi(s0.x) + 0.5f * flo(s2.x);
     const float g_ = flo(s1.x) + fhi(s1.y) + 0.5f * fhi(s2.x);
-    const float b_ = flo(d60) + flo(s2.y) + 0.25f * flo(s0.y);
+    const float b_ = f * (1.0f / 160.0f) + flo(s2.y) + 0.25f * flo(s0.y);
     const unsigned a_ = 192u + ((__float_as_uint(st) >> ((px & 3u) * 4u + 8u)) & 63u);
     reinterpret_cast<uint32_t *>(p.frame)[py * FRAME_W + px] =
         tone(r_) | tone(g_) << 8 | tone(b_) << 16 | a_ << 24;
