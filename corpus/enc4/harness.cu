@@ -178,10 +178,16 @@ int main(int argc, char **argv)
             f16_stats("surf0", f.s0); f16_stats("surf1", f.s1); f16_stats("surf2", f.s2);
             std::set<uint32_t> colors;
             for (size_t i = 0; i < RGBA; i += 4) { uint32_t c; memcpy(&c, &f.rgba[i], 4); colors.insert(c); }
-            std::set<uint32_t> dg;
-            for (size_t i = 0; i < SMALL; i += 4) { uint32_t c; memcpy(&c, &f.small[i], 4); dg.insert(c); }
-            printf("  rgba   %zu distinct colours of %zu pixels; digest %zu distinct of %zu\n",
-                   colors.size(), RGBA / 4, dg.size(), SMALL / 4);
+            std::set<uint32_t> st;
+            size_t bad = 0;
+            for (size_t i = 0; i < SMALL; i += 4) {
+                float v;
+                memcpy(&v, &f.small[i], 4);
+                st.insert(*reinterpret_cast<uint32_t *>(&v));
+                bad += !std::isfinite(v);
+            }
+            printf("  rgba   %zu distinct colours of %zu pixels; stats %zu distinct of %zu, nan/inf %zu\n",
+                   colors.size(), RGBA / 4, st.size(), SMALL / 4, bad);
             FILE *o2 = fopen("enc4.frame", "wb");
             if (o2) {
                 fwrite(f.rgba.data(), 1, RGBA, o2); fwrite(f.s0.data(), 1, f.s0.size(), o2);
@@ -191,7 +197,7 @@ int main(int argc, char **argv)
         } else {
             auto nd = [](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b) {
                 size_t n = 0; for (size_t i = 0; i < a.size(); i++) n += a[i] != b[i]; return n; };
-            printf("  differs from the reference: rgba %zu, surf0 %zu, surf1 %zu, surf2 %zu, digest %zu bytes\n",
+            printf("  differs from the reference: rgba %zu, surf0 %zu, surf1 %zu, surf2 %zu, stats %zu bytes\n",
                    nd(f.rgba, ref.rgba), nd(f.s0, ref.s0), nd(f.s1, ref.s1), nd(f.s2, ref.s2), nd(f.small, ref.small));
         }
         CK(cuModuleUnload(mod));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t1402: gen-enc4 refuses a descriptor that is missing fields or is
 # inconsistent, naming the phase and the field (exit 2), before anything is
-# compiled or written.
+# compiled or written; and its --shape check finds a PTX whose phases, layout
+# or liveness are not the stand-in's (exit 1).
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 not found"
 desc=$TOP/corpus/enc4/descriptor.json
@@ -51,4 +52,33 @@ expect_rc 1 python3 "$TOP/scripts/gen-enc4" --shape "$T/cut.ptx"
 expect_grep '^8 .*MISMATCH' "$T/out"
 expect_grep '^FAIL: 60 of 62 phases match the descriptor$' "$T/out"
 expect_grep '^10 .*MISMATCH c_operand' "$T/out"
+# the layout: one statement more before s1033 (it adds 0 to an accumulator of
+# the residual) moves every citation
+python3 - "$TOP/corpus/enc4/enc4.ptx" "$T/late.ptx" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+e = next(i for i, l in enumerate(lines) if l.startswith(".visible .entry cuda_dldn_engine_swin_enc4_kernel("))
+k = next(i for i in range(e, len(lines)) if lines[i].startswith("add.f32 "))
+acc = re.match(r"add\.f32 (%f\d+),", lines[k]).group(1)
+lines.insert(k + 1, "add.f32 %s, %s, 0f00000000;" % (acc, acc))
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+expect_rc 1 python3 "$TOP/scripts/gen-enc4" --shape "$T/late.ptx"
+expect_grep '^ok: 62 of 62 phases match the descriptor$' "$T/out"
+expect_grep '^layout MISMATCH s1033 origin load: seed 002 1033, PTX 1034$' "$T/out"
+expect_grep '^layout MISMATCH line of s7547: seed 002 11871, PTX 11872$' "$T/out"
+expect_grep '^FAIL: layout: [0-9]+ differences from seed 002$' "$T/out"
+expect_grep '^ok: liveness' "$T/out"
+# liveness: a statement whose result nothing reads
+python3 - "$TOP/corpus/enc4/enc4.ptx" "$T/dead.ptx" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+e = next(i for i, l in enumerate(lines) if l.startswith(".visible .entry cuda_dldn_engine_swin_enc4_kernel("))
+k = next(i for i in range(e, len(lines)) if lines[i] == "ret;")
+lines.insert(k, "add.s32 %r1, %r2, 1;")
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+expect_rc 1 python3 "$TOP/scripts/gen-enc4" --shape "$T/dead.ptx"
+expect_grep '^liveness: s21668 \(line [0-9]+\) reaches no store: add\.s32 %r1, %r2, 1$' "$T/out"
+expect_grep '^FAIL: liveness: 1 statements reach no store$' "$T/out"
 exit 0
