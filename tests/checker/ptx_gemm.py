@@ -2,11 +2,12 @@
 """ptx_gemm.py - the gemm facts of a PTX module's mma phases, derived from
 the text alone, to cross-check d4r-splice (it neither links nor runs it).
 
-usage: tests/checker/ptx_gemm.py FILE.ptx...     JSON on stdout
+usage: tests/checker/ptx_gemm.py [--gap N] FILE.ptx...     JSON on stdout
 
 For every function (.entry or .func with a body) with mma statements:
 its name, kind, statement count, mma count, and per phase (a maximal run
-of consecutive mma statements, gap 0):
+of mma statements with at most N other statements between two of them,
+N = --gap, default 0, as `d4r-splice phases --gap N` means it):
 
   mma_stmt_range  [first, last] statement numbers (sN from 0 per function)
   mma             statements in the phase
@@ -187,8 +188,9 @@ def parse_mma(s):
     return opc, d, a, b, c, K, shape
 
 
-def phase_facts(stmts, first, last):
-    mm = [parse_mma(stmts[i]) for i in range(first, last + 1)]
+def phase_facts(stmts, idx):
+    first, last = idx[0], idx[-1]
+    mm = [parse_mma(stmts[i]) for i in idx]
     writer = {}
     pred = [None] * len(mm)
     succ = [[] for _ in mm]
@@ -225,7 +227,7 @@ def phase_facts(stmts, first, last):
     }
 
 
-def module_facts(path):
+def module_facts(path, gap=0):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = strip_comments(f.read())
     fns = []
@@ -234,16 +236,14 @@ def module_facts(path):
         is_mma = [bool(MMA_RE.match(s.split(None, 1)[1] if s.startswith("@") else s)) for s in st]
         if not any(is_mma):
             continue
-        phases, i = [], 0
-        while i < len(st):
-            if is_mma[i]:
-                j = i
-                while j + 1 < len(st) and is_mma[j + 1]:
-                    j += 1
-                phases.append(phase_facts(st, i, j))
-                i = j + 1
+        mmas = [i for i, m in enumerate(is_mma) if m]
+        runs = [[mmas[0]]]
+        for i in mmas[1:]:
+            if i - runs[-1][-1] - 1 <= gap:
+                runs[-1].append(i)
             else:
-                i += 1
+                runs.append([i])
+        phases = [phase_facts(st, r) for r in runs]
         for n, p in enumerate(phases, 1):
             p["phase"] = n
         fns.append({"name": name, "kind": kind, "statements": len(st),
@@ -252,10 +252,13 @@ def module_facts(path):
 
 
 def main(argv):
-    if len(argv) < 2:
+    args, gap = argv[1:], 0
+    if args[:1] == ["--gap"] and len(args) > 1:
+        gap, args = int(args[1]), args[2:]
+    if not args:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    out = [module_facts(p) for p in argv[1:]]
+    out = [module_facts(p, gap) for p in args]
     json.dump(out if len(out) > 1 else out[0], sys.stdout, indent=1)
     print()
     return 0
