@@ -60,7 +60,8 @@ typedef struct {
  * solved as queries ask for them.
  * Which operands are defined and which used is decided by the opcode:
  * stores, branches and barriers define nothing; mma/wmma/wgmma define D and
- * use A, B, C; atom/red/ld define their destination; a guard is a use.
+ * use A, B, C (a wgmma reads D as C unless scale-d is the immediate 0);
+ * atom/red/ld define their destination; a guard is a use.
  */
 Dataflow *df_build(const Module *m, const Func *f, Err *e);
 void df_free(Dataflow *df);
@@ -76,6 +77,13 @@ const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
  * or a vector-element write). */
 bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
 bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Is operand o a literal whose bits are all zero: the integer 0 (0, 00,
+ * 0x0, 0b0, 0U, -0) or the float +0.0 (0f00000000, 0d0000000000000000,
+ * 0.0)?  -0.0 (0f80000000) is not. */
+bool df_opd_is_zero(const Module *m, const Operand *o);
+/* Does wgmma.mma_async statement s read its accumulator D?  Not when its
+ * scale-d operand (the fourth) is the immediate 0: then D = A * B. */
+bool df_wgmma_reads_d(const Module *m, const Stmt *s);
 /* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
 int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
 /* Operand names one element of a vector register ("%v.x"). */
@@ -132,6 +140,20 @@ enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
  * a definition (defined on one path only: DF_DEF_MANY).
  */
 int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg);
+/*
+ * Every definition of `reg` that reaches the use at statement `stmt`, each
+ * once, ascending: returns how many there are and writes the first `max`
+ * of them to out; *entry (if given) says whether the function entry reaches
+ * too (the register is undefined, or live into the function, on some
+ * path).  Not memoised: a walk over the blocks back from stmt, for the
+ * uses where df_reaching_def says DF_DEF_MANY and the whole set matters.
+ */
+uint32_t df_reaching_defs(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+                          uint32_t max, bool *entry);
+/* The last statement before `stmt` in stmt's basic block that defines
+ * `reg` (killing it or not), or DF_DEF_NONE: what a use at stmt reads
+ * whenever that definition takes effect. */
+int64_t df_def_before_in_block(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Is `reg` live just after statement `stmt` (read later on some path before
  * being redefined)? */
 bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg);
