@@ -216,6 +216,15 @@ typedef struct {
 	                        such symbols name the same bytes */
 	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
 	uint32_t nelem;      /* elements accessed (4 for .v4) */
+	bool stride_known;   /* the variable part is exactly the sum of
+	                        stride[i].bytes x special register stride[i].reg
+	                        (%tid.x, %laneid ...; nstride 0: there is none),
+	                        every step of it proven not to wrap */
+	uint8_t nstride;
+	struct {
+		uint32_t reg;
+		int64_t bytes;
+	} stride[4];             /* in register id order */
 	const char *why;     /* AB_NONE: why it did not resolve (static string) */
 } Addr;
 
