@@ -251,9 +251,15 @@ bool addr_disjoint(const Addr *a, const Addr *b);
 
 typedef struct {
 	uint32_t reg;
-	uint32_t stmt;   /* live-in: first use inside the range; live-out: last
-	                    definition inside the range */
+	uint32_t stmt;   /* live-in: first use inside the range (or, with
+	                    through, the definition); live-out: last definition
+	                    inside the range */
 	uint32_t use;    /* live-out: first use after the range (any path) */
+	bool through;    /* live-in: not read in the range, but written there by
+	                    a definition that does not kill (guarded, or one
+	                    vector element) while live after it: the value from
+	                    before the range leaves it when the write does not
+	                    take effect */
 } CutReg;
 
 typedef struct {
@@ -272,7 +278,9 @@ typedef struct {
 
 /* Computes the cut interface of [first, last].  Returns 0 or -1.
  * live_in is in first-use order and includes special registers (%tid.x ...)
- * read in the range; live_out is in first-definition order.  rw_pairs holds
+ * read in the range, and the registers the range writes only by guarded or
+ * partial definitions whose old value may leave it (through); live_out is
+ * in first-definition order.  rw_pairs holds
  * at most one pair per statement of the range: (store, the first later
  * load that may read it) or (load, the nearest earlier store of the range
  * it may read). */
