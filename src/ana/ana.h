@@ -294,8 +294,15 @@ void cut_release(CutInterface *c);
 
 typedef VEC(int64_t) I64Vec;
 
-typedef enum { AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED } ASrcKind;
-typedef enum { CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED } CKind;
+typedef enum {
+	AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED,
+	AK_GENERIC,  /* loaded through a generic address of unknown space */
+	AK_LOADED,   /* loaded from another space (a_space: local, const, param, tex ...) */
+} ASrcKind;
+typedef enum {
+	CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED,
+	CK_LOOP_CARRIED, /* this phase's own D around a loop, c_entry_* on entry */
+} CKind;
 const char *asrc_kind_name(ASrcKind k);
 const char *ckind_name(CKind k);
 
@@ -311,15 +318,33 @@ typedef struct {
 	/* operand sources */
 	ASrcKind a_kind;
 	int32_t a_from_phase;       /* AK_CONVERTED / AK_PASSTHROUGH: phase q, else -1 */
+	Space a_space;              /* AK_LOADED: the space */
+	bool a_descriptor;          /* A (of some tuples) is a wgmma matrix descriptor */
+	Str a_through[4];           /* the opcodes (prmt.b32, cvt...) between the loads
+	                               and A, in the order met */
+	uint8_t a_nthrough;
+	uint32_t a_through_evidence; /* the first such statement */
 	CKind c_kind;
 	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q, else -1 */
 	Space c_space;              /* CK_LOADED */
+	CKind c_entry_kind;         /* CK_LOOP_CARRIED: the kind on entry to the loop */
+	int32_t c_entry_from_phase; /* ... CK_PHASE_ACC: phase q, else -1 */
+	Space c_entry_space;        /* ... CK_LOADED */
 	I64Vec a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
 	I64Vec c_bytes;       /* CK_LOADED: sorted distinct element offsets */
+	bool c_bytes_known;         /* CK_LOADED: c_bytes holds every element's offset
+	                               (plain loads whose addresses resolve) */
 	bool b_loaded;              /* B registers come from loads that resolved */
 	int64_t b_lo, b_hi;         /* weight_bytes: [lo, hi] element offsets */
 	Str b_base;                 /* the base the B loads resolve to (param name) */
 	int64_t b_param_off;
+	bool b_stride_known;        /* every B address has the same variable part,
+	                               exactly sum b_stride[i].bytes x register */
+	uint8_t b_nstride;
+	struct {
+		Str reg;            /* "%tid.x" */
+		int64_t bytes;
+	} b_stride[4];
 	/* evidence: statement numbers behind the derived values */
 	uint32_t a_evidence, c_evidence, b_evidence;
 	StrBuf epilogue_ops;        /* one operation per line: "name N M ...", the
