@@ -301,7 +301,7 @@ typedef enum {
 } ASrcKind;
 typedef enum {
 	CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED,
-	CK_LOOP_CARRIED, /* this phase's own D around a loop, c_entry_* on entry */
+	CK_LOOP_CARRIED, /* an mma's D around a loop, c_entry_* on entry */
 } CKind;
 const char *asrc_kind_name(ASrcKind k);
 const char *ckind_name(CKind k);
@@ -325,7 +325,9 @@ typedef struct {
 	uint8_t a_nthrough;
 	uint32_t a_through_evidence; /* the first such statement */
 	CKind c_kind;
-	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q, else -1 */
+	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q; CK_LOOP_CARRIED: the
+	                               phase whose D comes round the loop (this one,
+	                               or a later one of the loop body); else -1 */
 	Space c_space;              /* CK_LOADED */
 	CKind c_entry_kind;         /* CK_LOOP_CARRIED: the kind on entry to the loop */
 	int32_t c_entry_from_phase; /* ... CK_PHASE_ACC: phase q, else -1 */

@@ -467,6 +467,8 @@ static void classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 			 * shared memory it describes */
 			k = AK_SHARED;
 			ph->a_descriptor = true;
+			if (!ph->a_evidence)
+				ph->a_evidence = mmas[i];
 		}
 		unsigned nr = mo.a_desc ? 0 : tuple_regs(df, mo.idx[1], regs, MAX_TUPLE);
 		for (unsigned r = 0; r < nr; r++) {
@@ -539,9 +541,11 @@ typedef struct {
 } CVal;
 
 /* The value statement d gives register reg, followed back through mov
- * copies (at most 16). */
+ * copies (at most 16).  A copy of a register that several definitions
+ * reach has their value when they all agree (two zeros on two paths, say),
+ * looking `depth` merges further back; otherwise it is computed. */
 static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase_of,
-                    uint32_t phase)
+                    uint32_t phase, unsigned depth)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -551,6 +555,24 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 	for (unsigned hop = 0; hop < 16 && is_copy(df, ds, &src); hop++) {
 		uint32_t sreg = (uint32_t)df_opd_reg(df, src);
 		int64_t sd = df_reaching_def(df, d, sreg);
+		if (sd == DF_DEF_MANY && depth) {
+			uint32_t defs[16];
+			bool entry = false;
+			uint32_t nd = df_reaching_defs(df, d, sreg, defs, 16, &entry);
+			if (entry || nd > 16)
+				return v;
+			CVal w = {-2, -1, SP_GENERIC, false, 0};
+			for (uint32_t k = 0; k < nd; k++) {
+				CVal x = c_value(df, defs[k], sreg, phase_of, phase, depth - 1);
+				if (x.kind == CV_OWN || x.kind == CK_COMPUTED ||
+				    (w.kind != -2 &&
+				     (x.kind != w.kind || x.from != w.from || x.space != w.space)))
+					return v;
+				w = x;
+			}
+			w.byte_known = false; /* which load depends on the path */
+			return w;
+		}
 		if (sd < 0)
 			return v;
 		d = (uint32_t)sd;
@@ -597,17 +619,48 @@ static void comb_add(CComb *c, int kind, int32_t from, Space space)
 		return;
 	if (c->kind != kind || (kind == CK_LOADED && c->space != space))
 		c->kind = CK_MIXED;
-	else if (kind == CK_PHASE_ACC && from > c->from)
+	else if ((kind == CK_PHASE_ACC || kind == CK_LOOP_CARRIED) && from > c->from)
 		c->from = from;
+}
+
+/* The blocks reachable from statement `from` by a path of at least one
+ * statement (its own block is in the set only around a cycle): one walk
+ * over the successors, for "does this definition come round a loop". */
+static uint8_t *reachable_from(Dataflow *df, uint32_t from)
+{
+	uint32_t nb = df_nblocks(df), b0 = df_block_of(df, from), n;
+	uint8_t *in = xcalloc(nb + 1, 1);
+	VEC(uint32_t) wl = {0};
+	VEC_PUSH(wl, b0);
+	while (wl.n) {
+		uint32_t b = wl.v[--wl.n];
+		const uint32_t *sc = df_block_succs(df, b, &n);
+		for (uint32_t i = 0; i < n; i++)
+			if (!in[sc[i]]) {
+				in[sc[i]] = 1;
+				VEC_PUSH(wl, sc[i]);
+			}
+	}
+	VEC_FREE(wl);
+	return in;
+}
+
+/* Does definition d, reaching statement j, come round a cycle through j:
+ * after j in the text and reachable from it? */
+static bool comes_round(Dataflow *df, const uint8_t *reach, uint32_t j, uint32_t d)
+{
+	uint32_t bd = df_block_of(df, d);
+	return d > j && (reach[bd] || bd == df_block_of(df, j));
 }
 
 /*
  * The C operand of the chain heads: for each register, the definitions
  * that reach the head.  One definition: its value (through copies).
- * Several (a merge of paths): the value of each; when some are the D of
- * this phase's own mma (the accumulator coming round a loop) and the
- * others agree, the kind is loop_carried with theirs as the entry kind.
- * A wgmma with scale-d 0 reads no C: zero.
+ * Several (a merge of paths): the value of each; when some are the D of an
+ * mma that comes round a loop to the head (this phase's own, or a later
+ * phase's of the loop body: from_phase says which) and the others agree,
+ * the kind is loop_carried with theirs as the entry kind.  A wgmma with
+ * scale-d 0 reads no C: zero.
  */
 static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
                        const uint8_t *chained, const int32_t *phase_of)
@@ -618,6 +671,7 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 	bool bytes_known = true;
 	uint32_t *regs = xmalloc(MAX_TUPLE * sizeof(uint32_t));
 	uint32_t defs[64];
+	uint8_t *reach = NULL; /* blocks reachable from the phase's first mma */
 	for (uint32_t i = 0; i < nm; i++) {
 		if (chained[i])
 			continue;
@@ -637,7 +691,7 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 			if (d >= 0) {
 				if (!ph->c_evidence)
 					ph->c_evidence = (uint32_t)d;
-				CVal v = c_value(df, (uint32_t)d, regs[r], phase_of, ph->number);
+				CVal v = c_value(df, (uint32_t)d, regs[r], phase_of, ph->number, 2);
 				if (v.kind == CV_OWN)
 					v.kind = CK_COMPUTED; /* the D of an earlier mma, not a chain */
 				comb_add(&all, v.kind, v.from, v.space);
@@ -658,22 +712,28 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 				comb_add(&all, CK_COMPUTED, -1, SP_GENERIC);
 				continue;
 			}
-			bool own = false;
+			int32_t round = -1; /* the phase whose D comes round a loop */
 			CComb in = {-1, -1, SP_GENERIC};
 			if (from_entry)
 				comb_add(&in, CK_COMPUTED, -1, SP_GENERIC); /* undefined on a path */
+			if (!reach)
+				reach = reachable_from(df, mmas[0]);
 			for (uint32_t k = 0; k < nd; k++) {
-				CVal v = c_value(df, defs[k], regs[r], phase_of, ph->number);
-				if (v.kind == CV_OWN) {
-					own = true;
+				CVal v = c_value(df, defs[k], regs[r], phase_of, ph->number, 2);
+				bool mma_d = func_stmt(m, f, defs[k])->flags & STMT_MMA;
+				if (v.kind == CV_OWN ||
+				    (mma_d && v.kind == CK_PHASE_ACC && comes_round(df, reach, mmas[i], defs[k]))) {
+					int32_t q = v.kind == CV_OWN ? (int32_t)ph->number : v.from;
+					if (q > round)
+						round = q;
 					continue;
 				}
 				if (!ph->c_evidence)
 					ph->c_evidence = defs[k];
 				comb_add(&in, v.kind, v.from, v.space);
 			}
-			if (own && in.kind >= 0) {
-				comb_add(&all, CK_LOOP_CARRIED, -1, SP_GENERIC);
+			if (round >= 0 && in.kind >= 0) {
+				comb_add(&all, CK_LOOP_CARRIED, round, SP_GENERIC);
 				comb_add(&entry, in.kind, in.from, in.space);
 			} else if (in.kind >= 0) {
 				/* the same kind on every path (zero, say) */
@@ -685,8 +745,10 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 		}
 	}
 	free(regs);
+	free(reach);
 	ph->c_kind = all.kind < 0 ? CK_COMPUTED : (CKind)all.kind;
-	ph->c_from_phase = ph->c_kind == CK_PHASE_ACC ? all.from : -1;
+	ph->c_from_phase =
+	    ph->c_kind == CK_PHASE_ACC || ph->c_kind == CK_LOOP_CARRIED ? all.from : -1;
 	ph->c_space = ph->c_kind == CK_LOADED ? all.space : SP_GENERIC;
 	ph->c_entry_kind = CK_COMPUTED;
 	ph->c_entry_from_phase = -1;

@@ -195,18 +195,22 @@ static void kind_text(const Phase *p, int which, char *buf, size_t n)
 			size_t k = strlen(buf);
 			snprintf(buf + k, n - k, "~%.*s", op_stem(p->a_through[0]), p->a_through[0].p);
 		}
+	} else if (p->c_kind == CK_LOOP_CARRIED) {
+		/* "loop_carried(p3,zero)": phase 3's D comes round, zero on entry */
+		char entry[32];
+		if (p->c_entry_from_phase >= 0)
+			snprintf(entry, sizeof entry, "%s(p%d)", ckind_name(p->c_entry_kind),
+			         p->c_entry_from_phase);
+		else if (p->c_entry_kind == CK_LOADED)
+			snprintf(entry, sizeof entry, "loaded:%s", space_name(p->c_entry_space));
+		else
+			snprintf(entry, sizeof entry, "%s", ckind_name(p->c_entry_kind));
+		snprintf(buf, n, "%s(p%d,%s)", ckind_name(p->c_kind), p->c_from_phase, entry);
 	} else {
 		if (p->c_from_phase >= 0)
 			snprintf(buf, n, "%s(p%d)", ckind_name(p->c_kind), p->c_from_phase);
 		else if (p->c_kind == CK_LOADED)
 			snprintf(buf, n, "loaded:%s", space_name(p->c_space));
-		else if (p->c_kind == CK_LOOP_CARRIED && p->c_entry_from_phase >= 0)
-			snprintf(buf, n, "%s(%s(p%d))", ckind_name(p->c_kind), ckind_name(p->c_entry_kind),
-			         p->c_entry_from_phase);
-		else if (p->c_kind == CK_LOOP_CARRIED && p->c_entry_kind == CK_LOADED)
-			snprintf(buf, n, "%s(loaded:%s)", ckind_name(p->c_kind), space_name(p->c_entry_space));
-		else if (p->c_kind == CK_LOOP_CARRIED)
-			snprintf(buf, n, "%s(%s)", ckind_name(p->c_kind), ckind_name(p->c_entry_kind));
 		else
 			snprintf(buf, n, "%s", ckind_name(p->c_kind));
 	}
