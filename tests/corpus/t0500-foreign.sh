@@ -9,9 +9,12 @@
 #     ranges, mma, m_tiles, n_tiles, k_chain_len, chains, k, banded), and
 #     every mma statement is in a phase, .func bodies included;
 #  3. the facts of expected.json (written by hand from the kernels' source):
-#     gemm fields, A and C kinds, B addresses, and with `show --live` the
-#     live-in / live-out counts; the checker must agree with expected.json
-#     on the gemm fields too, so a wrong expectation fails as well;
+#     gemm fields, A kinds (and the opcodes A comes through), C kinds (and a
+#     loop-carried accumulator's entry kind and space), B addresses (base
+#     parameter, offsets and tid.x stride exactly, or unresolved), and with
+#     `show --live` the live-in / live-out counts; the checker must agree
+#     with expected.json on the gemm fields too, so a wrong expectation
+#     fails as well;
 #  4. `splice --every-phase` with identity and perturb (--check=ptxas when
 #     ptxas is here) over every module: no failure, every phase spliced or
 #     named as skipped, and a run that splices nothing exits 2;
@@ -163,10 +166,13 @@ for m, spec in sorted(exp["modules"].items()):
                         bad(m, short, i, k, w[k], g.get(k))
                 elif k == "a_source":
                     got = a.get("kind")
+                    stems = [t.split(".")[0] for t in a.get("through", [])]
                     if got != w[k]["kind"]:
                         bad(m, short, i, "A kind", w[k]["kind"], got)
                     elif "from_phase" in w[k] and a.get("from_phase") != w[k]["from_phase"]:
                         bad(m, short, i, "A from_phase", w[k]["from_phase"], a.get("from_phase"))
+                    elif "through" in w[k] and not set(w[k]["through"]) <= set(stems):
+                        bad(m, short, i, "A through", w[k]["through"], a.get("through"))
                 elif k == "c_operand":
                     wk = w[k]
                     desc = wk["kind"] + ("(entry %s)" % wk["entry"] if "entry" in wk else "")
@@ -176,15 +182,19 @@ for m, spec in sorted(exp["modules"].items()):
                         bad(m, short, i, "C kind", desc, gdesc)
                     elif "space" in wk and cop.get("space") != wk["space"]:
                         bad(m, short, i, "C space", wk["space"], cop.get("space"))
+                    elif "entry_space" in wk and cop.get("entry_space") != wk["entry_space"]:
+                        bad(m, short, i, "C entry space", wk["entry_space"], cop.get("entry_space"))
                 elif k == "b_address":
-                    # resolved exactly (the offsets, and a tid stride said
-                    # somewhere in the phase's gemm facts) or unresolved (null)
+                    # resolved exactly (the base parameter, the offsets and
+                    # the tid.x stride) or unresolved (null)
                     wb = g.get("weight_bytes")
-                    said = json.dumps({kk: vv for kk, vv in g.items() if "stride" in kk})
-                    ok = wb is None or (wb == w[k]["offsets"] and str(w[k]["tid_stride"]) in said)
+                    ok = wb is None or (wb == w[k]["offsets"] and
+                                        g.get("weight_stride") == {"%tid.x": w[k]["tid_stride"]} and
+                                        str(g.get("weight_base", "")).endswith("_param_%d" % w[k]["param"]))
                     if not ok:
                         bad(m, short, i, "B bytes", "param_%d + %d*tid.x + %s, or unresolved"
-                            % (w[k]["param"], w[k]["tid_stride"], w[k]["offsets"]), "weight_bytes %s %s" % (wb, said if said != "{}" else "(no stride)"))
+                            % (w[k]["param"], w[k]["tid_stride"], w[k]["offsets"]),
+                            "%s weight_bytes %s, weight_stride %s" % (g.get("weight_base"), wb, g.get("weight_stride")))
                 elif k in ("live_in", "live_out"):
                     r = run(d4r, "show", p, "--entry", fname, "--phase", str(i), "--live", "--gap", str(GAP))
                     mm = re.search(r"^%s \((\d+)\)" % k.replace("_", "-"), r.stdout, re.M)
