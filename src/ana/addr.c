@@ -295,8 +295,9 @@ static char int_kind(Str op)
 		const char *q = p + 1;
 		while (q < end && *q != '.')
 			q++;
-		if (*p == '.' && q - p >= 3 && (p[1] == 'u' || p[1] == 's' || p[1] == 'b') &&
-		    p[2] >= '0' && p[2] <= '9')
+		if (*p == '.' && q - p >= 3 &&
+		    (p[1] == 'u' || p[1] == 's' || p[1] == 'b') && p[2] >= '0' &&
+		    p[2] <= '9')
 			k = p[1];
 		p = q;
 	}
@@ -319,12 +320,12 @@ static bool special_range(Ctx *c, uint64_t atom, int64_t *lo, int64_t *hi)
 		const char *name;
 		int64_t lo, hi;
 	} tab[] = {
-		{"%tid.x", 0, 1023},           {"%tid.y", 0, 1023},
-		{"%tid.z", 0, 63},             {"%ntid.x", 1, 1024},
-		{"%ntid.y", 1, 1024},          {"%ntid.z", 1, 64},
-		{"%laneid", 0, 31},            {"%ctaid.x", 0, 2147483646},
-		{"%ctaid.y", 0, 65534},        {"%ctaid.z", 0, 65534},
-		{"%nctaid.x", 1, 2147483647},  {"%nctaid.y", 1, 65535},
+		{"%tid.x", 0, 1023},          {"%tid.y", 0, 1023},
+		{"%tid.z", 0, 63},            {"%ntid.x", 1, 1024},
+		{"%ntid.y", 1, 1024},         {"%ntid.z", 1, 64},
+		{"%laneid", 0, 31},           {"%ctaid.x", 0, 2147483646},
+		{"%ctaid.y", 0, 65534},       {"%ctaid.z", 0, 65534},
+		{"%nctaid.x", 1, 2147483647}, {"%nctaid.y", 1, 65535},
 		{"%nctaid.z", 1, 65535},
 	};
 	if ((atom & ATOM_KIND) != ATOM_SPECIAL)
@@ -394,8 +395,8 @@ static void check_width(Ctx *c, Term *t, uint32_t bits, char k)
  * `bits`-wide result of kind kk (wide: the product of two `bits`-wide
  * values in twice the width, which always fits); false when u is not
  * such a term or the product may not fit. */
-static bool scale_linear(Ctx *c, const Term *u, int64_t k, uint32_t bits, char kk, bool wide,
-                         Term *t)
+static bool scale_linear(Ctx *c, const Term *u, int64_t k, uint32_t bits, char kk,
+                         bool wide, Term *t)
 {
 	int64_t lo, hi;
 	if (!u->natom || !term_range(c, u, &lo, &hi) || !range_fits(lo, hi, bits, kk))
@@ -626,7 +627,8 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 			return -1;
 		{
 			bool wide = stmt_has_mod(m, s, ".wide");
-			bool lo_or_wide = s->op == OP_SHL || stmt_has_mod(m, s, ".lo") || wide;
+			bool lo_or_wide =
+			    s->op == OP_SHL || stmt_has_mod(m, s, ".lo") || wide;
 			int64_t v;
 			if (s->op == OP_SHL)
 				v = (b.off >= 0 && b.off < 64) ? (int64_t)((uint64_t)a.off << b.off) : 0;
@@ -639,10 +641,15 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 			bool scaled = false;
 			if (lo_or_wide && s->op == OP_SHL)
 				scaled = is_const(&b) && b.off >= 0 && b.off < 32 &&
-				         scale_linear(c, &a, (int64_t)1 << b.off, bits, int_kind(opc), false, t);
+				         scale_linear(c, &a, (int64_t)1 << b.off, bits,
+				                      int_kind(opc), false, t);
 			else if (lo_or_wide)
-				scaled = (is_const(&b) && scale_linear(c, &a, b.off, bits, int_kind(opc), wide, t)) ||
-				         (is_const(&a) && scale_linear(c, &b, a.off, bits, int_kind(opc), wide, t));
+				scaled = (is_const(&b) &&
+				          scale_linear(c, &a, b.off, bits, int_kind(opc),
+				                       wide, t)) ||
+				         (is_const(&a) &&
+				          scale_linear(c, &b, a.off, bits, int_kind(opc),
+				                       wide, t));
 			Term ops[2] = {a, b};
 			if (!scaled && opaque(c, d, ops, 2, lo_or_wide, v, t) < 0)
 				return -1;
@@ -655,7 +662,8 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 			if (is_const(t) && !stmt_has_mod(m, s, ".wide"))
 				t->off = wrap(t->off, bits, sgn);
 			else if (!is_const(t))
-				check_width(c, t, stmt_has_mod(m, s, ".wide") ? 64 : bits, int_kind(opc));
+				check_width(c, t, stmt_has_mod(m, s, ".wide") ? 64 : bits,
+				            int_kind(opc));
 		}
 		return 0;
 	case OP_AND:
@@ -1056,7 +1064,8 @@ static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out)
 	}
 	/* the variable part as strides of special registers, when that is
 	 * exactly what it is */
-	out->stride_known = !coords && !t.atom_over && !t.wrap && t.natom <= ARRAY_SIZE(out->stride);
+	out->stride_known =
+	    !coords && !t.atom_over && !t.wrap && t.natom <= ARRAY_SIZE(out->stride);
 	for (uint32_t i = 0; i < t.natom && out->stride_known; i++) {
 		if ((at[i].atom & ATOM_KIND) != ATOM_SPECIAL) {
 			out->stride_known = false;

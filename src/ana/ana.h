@@ -224,7 +224,7 @@ typedef struct {
 	struct {
 		uint32_t reg;
 		int64_t bytes;
-	} stride[4];             /* in register id order */
+	} stride[4];         /* in register id order */
 	const char *why;     /* AB_NONE: why it did not resolve (static string) */
 } Addr;
 
@@ -295,12 +295,21 @@ void cut_release(CutInterface *c);
 typedef VEC(int64_t) I64Vec;
 
 typedef enum {
-	AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED,
-	AK_GENERIC,  /* loaded through a generic address of unknown space */
-	AK_LOADED,   /* loaded from another space (a_space: local, const, param, tex ...) */
+	AK_SHARED,
+	AK_GLOBAL,
+	AK_CONVERTED,
+	AK_PASSTHROUGH,
+	AK_COMPUTED,
+	AK_MIXED,
+	AK_GENERIC, /* loaded through a generic address of unknown space */
+	AK_LOADED, /* loaded from another space (a_space: local, const, param, tex ...) */
 } ASrcKind;
 typedef enum {
-	CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED,
+	CK_ZERO,
+	CK_PHASE_ACC,
+	CK_LOADED,
+	CK_COMPUTED,
+	CK_MIXED,
 	CK_LOOP_CARRIED, /* an mma's D around a loop, c_entry_* on entry */
 } CKind;
 const char *asrc_kind_name(ASrcKind k);
@@ -334,17 +343,17 @@ typedef struct {
 	Space c_entry_space;        /* ... CK_LOADED */
 	I64Vec a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
 	I64Vec c_bytes;       /* CK_LOADED: sorted distinct element offsets */
-	bool c_bytes_known;         /* CK_LOADED: c_bytes holds every element's offset
-	                               (plain loads whose addresses resolve) */
+	bool c_bytes_known;   /* CK_LOADED: c_bytes holds every element's offset
+	                         (plain loads whose addresses resolve) */
 	bool b_loaded;              /* B registers come from loads that resolved */
 	int64_t b_lo, b_hi;         /* weight_bytes: [lo, hi] element offsets */
 	Str b_base;                 /* the base the B loads resolve to (param name) */
 	int64_t b_param_off;
-	bool b_stride_known;        /* every B address has the same variable part,
-	                               exactly sum b_stride[i].bytes x register */
+	bool b_stride_known; /* every B address has the same variable part,
+	                        exactly sum b_stride[i].bytes x register */
 	uint8_t b_nstride;
 	struct {
-		Str reg;            /* "%tid.x" */
+		Str reg; /* "%tid.x" */
 		int64_t bytes;
 	} b_stride[4];
 	/* evidence: statement numbers behind the derived values */

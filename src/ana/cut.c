@@ -177,7 +177,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			if (df->defkill.v[d] || bit_get(seen, r))
 				continue;
 			Reach rr = df_reach(df, s, r);
-			bool outside = rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
+			bool outside =
+			    rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
 			if (!outside || !df_live_after(df, s, r))
 				continue;
 			bit_set(seen, r);
@@ -203,7 +204,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 				continue;
 			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
 			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
-			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r), false};
+			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r),
+			             false};
 			VEC_PUSH(out->live_out, cr);
 		}
 	}

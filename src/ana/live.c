@@ -311,11 +311,13 @@ uint32_t df_reaching_defs(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *o
 				}
 			while (wl.n) {
 				uint32_t p = wl.v[--wl.n];
-				if (collect_back(df, reg, df->blk_start[p], df->blk_start[p + 1], &v))
+				if (collect_back(df, reg, df->blk_start[p],
+				                 df->blk_start[p + 1], &v))
 					continue;
 				if (p == 0)
 					ent = true;
-				for (uint32_t i = df->pred_off[p]; i < df->pred_off[p + 1]; i++)
+				for (uint32_t i = df->pred_off[p];
+				     i < df->pred_off[p + 1]; i++)
 					if (df->mark[df->pred[i]] != ep) {
 						df->mark[df->pred[i]] = ep;
 						VEC_PUSH(wl, df->pred[i]);

@@ -114,7 +114,8 @@ static bool mma_ops(const Module *m, const Stmt *s, MmaOps *o)
 	if (s->nopd < 3)
 		return false;
 	for (unsigned i = 0; i < 4; i++)
-		o->idx[i] = i < s->nopd ? stmt_opd_index(m, s, i) : stmt_opd_index(m, s, 0);
+		o->idx[i] =
+		    i < s->nopd ? stmt_opd_index(m, s, i) : stmt_opd_index(m, s, 0);
 	o->has_c = true;
 	o->a_desc = false;
 	if (s->op == OP_WGMMA) {
@@ -170,8 +171,9 @@ static bool is_wmma_load(const Module *m, const Stmt *s)
 /* A statement that loads registers from memory. */
 static int is_load(const Module *m, const Stmt *s)
 {
-	return s->op == OP_LD || s->op == OP_LDU || s->op == OP_LDMATRIX || s->op == OP_TEX ||
-	       s->op == OP_TLD4 || s->op == OP_SULD || is_wmma_load(m, s);
+	return s->op == OP_LD || s->op == OP_LDU || s->op == OP_LDMATRIX ||
+	       s->op == OP_TEX || s->op == OP_TLD4 || s->op == OP_SULD ||
+	       is_wmma_load(m, s);
 }
 
 /* A load whose destination registers hold consecutive elements at its
@@ -280,10 +282,12 @@ static bool is_copy(Dataflow *df, const Stmt *s, uint32_t *src)
 	if (s->op != OP_MOV || s->nopd != 2)
 		return false;
 	const Operand *d = stmt_opd(m, s, 0), *o = stmt_opd(m, s, 1);
-	if ((d->kind != OPD_REG && d->kind != OPD_IDENT) || (o->kind != OPD_REG && o->kind != OPD_IDENT))
+	if ((d->kind != OPD_REG && d->kind != OPD_IDENT) ||
+	    (o->kind != OPD_REG && o->kind != OPD_IDENT))
 		return false;
 	uint32_t oi = stmt_opd_index(m, s, 1);
-	if (df_opd_reg(df, oi) < 0 || df_opd_partial(df, oi) || df_opd_partial(df, stmt_opd_index(m, s, 0)))
+	if (df_opd_reg(df, oi) < 0 || df_opd_partial(df, oi) ||
+	    df_opd_partial(df, stmt_opd_index(m, s, 0)))
 		return false;
 	*src = oi;
 	return true;
@@ -323,8 +327,10 @@ static void push_unique(I64Vec *v, int64_t x)
 /* The A kind of values loaded from space sp. */
 static ASrcKind a_kind_of_space(Space sp)
 {
-	return sp == SP_SHARED ? AK_SHARED : sp == SP_GLOBAL ? AK_GLOBAL
-	                                   : sp == SP_GENERIC ? AK_GENERIC : AK_LOADED;
+	return sp == SP_SHARED    ? AK_SHARED
+	       : sp == SP_GLOBAL  ? AK_GLOBAL
+	       : sp == SP_GENERIC ? AK_GENERIC
+	                          : AK_LOADED;
 }
 
 /* A load behind an A register: its kind (and space), and the constant
@@ -481,8 +487,10 @@ static void classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 				const Stmt *ds = func_stmt(m, f, (uint32_t)d);
 				if (is_load(m, ds)) {
 					a_load(df, ph, (uint32_t)d, &rk, &rsp);
-				} else if (moved_from_loads(df, ph, (uint32_t)d, &rk, &rsp)) {
-					/* loaded, then permuted or converted: the loads' kind */
+				} else if (moved_from_loads(df, ph, (uint32_t)d, &rk,
+				                            &rsp)) {
+					/* loaded, then permuted or converted: the loads'
+					 * kind */
 				} else {
 					slice_reset(sl, f->nstmt);
 					slice_run(sl, mmas[i], &regs[r], 1, 1u << 16);
@@ -563,10 +571,12 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 				return v;
 			CVal w = {-2, -1, SP_GENERIC, false, 0};
 			for (uint32_t k = 0; k < nd; k++) {
-				CVal x = c_value(df, defs[k], sreg, phase_of, phase, depth - 1);
+				CVal x = c_value(df, defs[k], sreg, phase_of, phase,
+				                 depth - 1);
 				if (x.kind == CV_OWN || x.kind == CK_COMPUTED ||
 				    (w.kind != -2 &&
-				     (x.kind != w.kind || x.from != w.from || x.space != w.space)))
+				     (x.kind != w.kind || x.from != w.from ||
+				      x.space != w.space)))
 					return v;
 				w = x;
 			}
@@ -594,7 +604,8 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 		v.space = load_space(df, d);
 		if (is_plain_load(ds) && addr_resolve(df, d, &a) == 1) {
 			v.byte_known = true;
-			v.byte = a.offset + (int64_t)a.elem_bytes * dest_index(df, d, reg);
+			v.byte =
+			    a.offset + (int64_t)a.elem_bytes * dest_index(df, d, reg);
 		}
 	}
 	return v;
@@ -602,7 +613,7 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 
 /* Values met so far: one kind, or mixed. */
 typedef struct {
-	int kind;        /* -1: none yet */
+	int kind; /* -1: none yet */
 	int32_t from;
 	Space space;
 } CComb;
@@ -691,9 +702,11 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 			if (d >= 0) {
 				if (!ph->c_evidence)
 					ph->c_evidence = (uint32_t)d;
-				CVal v = c_value(df, (uint32_t)d, regs[r], phase_of, ph->number, 2);
+				CVal v = c_value(df, (uint32_t)d, regs[r], phase_of,
+				                 ph->number, 2);
 				if (v.kind == CV_OWN)
-					v.kind = CK_COMPUTED; /* the D of an earlier mma, not a chain */
+					v.kind = CK_COMPUTED; /* the D of an earlier mma,
+					                         not a chain */
 				comb_add(&all, v.kind, v.from, v.space);
 				if (v.kind == CK_LOADED) {
 					if (v.byte_known)
@@ -706,7 +719,8 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 			/* several definitions, or none */
 			bool from_entry = d == DF_DEF_NONE;
 			uint32_t nd = d == DF_DEF_MANY
-			                  ? df_reaching_defs(df, mmas[i], regs[r], defs, 64, &from_entry)
+			                  ? df_reaching_defs(df, mmas[i], regs[r], defs,
+			                                     64, &from_entry)
 			                  : 0;
 			if (nd > 64 || nd == 0) {
 				comb_add(&all, CK_COMPUTED, -1, SP_GENERIC);
@@ -715,15 +729,19 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 			int32_t round = -1; /* the phase whose D comes round a loop */
 			CComb in = {-1, -1, SP_GENERIC};
 			if (from_entry)
-				comb_add(&in, CK_COMPUTED, -1, SP_GENERIC); /* undefined on a path */
+				comb_add(&in, CK_COMPUTED, -1,
+				         SP_GENERIC); /* undefined on a path */
 			if (!reach)
 				reach = reachable_from(df, mmas[0]);
 			for (uint32_t k = 0; k < nd; k++) {
-				CVal v = c_value(df, defs[k], regs[r], phase_of, ph->number, 2);
+				CVal v = c_value(df, defs[k], regs[r], phase_of,
+				                 ph->number, 2);
 				bool mma_d = func_stmt(m, f, defs[k])->flags & STMT_MMA;
 				if (v.kind == CV_OWN ||
-				    (mma_d && v.kind == CK_PHASE_ACC && comes_round(df, reach, mmas[i], defs[k]))) {
-					int32_t q = v.kind == CV_OWN ? (int32_t)ph->number : v.from;
+				    (mma_d && v.kind == CK_PHASE_ACC &&
+				     comes_round(df, reach, mmas[i], defs[k]))) {
+					int32_t q = v.kind == CV_OWN ? (int32_t)ph->number
+					                             : v.from;
 					if (q > round)
 						round = q;
 					continue;
@@ -755,8 +773,10 @@ static void classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 	ph->c_entry_space = SP_GENERIC;
 	if (ph->c_kind == CK_LOOP_CARRIED) {
 		ph->c_entry_kind = entry.kind < 0 ? CK_COMPUTED : (CKind)entry.kind;
-		ph->c_entry_from_phase = ph->c_entry_kind == CK_PHASE_ACC ? entry.from : -1;
-		ph->c_entry_space = ph->c_entry_kind == CK_LOADED ? entry.space : SP_GENERIC;
+		ph->c_entry_from_phase =
+		    ph->c_entry_kind == CK_PHASE_ACC ? entry.from : -1;
+		ph->c_entry_space =
+		    ph->c_entry_kind == CK_LOADED ? entry.space : SP_GENERIC;
 	}
 	ph->c_bytes_known = ph->c_kind == CK_LOADED && bytes_known;
 	if (!ph->c_bytes_known)
@@ -804,7 +824,8 @@ static void classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 				stride = a.stride_known;
 				ph->b_nstride = a.nstride;
 				for (unsigned k = 0; k < a.nstride; k++) {
-					ph->b_stride[k].reg = df_reg(df, a.stride[k].reg)->name;
+					ph->b_stride[k].reg =
+					    df_reg(df, a.stride[k].reg)->name;
 					ph->b_stride[k].bytes = a.stride[k].bytes;
 				}
 				any = 1;
@@ -818,7 +839,8 @@ static void classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t n
 					ph->b_hi = off;
 				bool same = a.stride_known && a.nstride == ph->b_nstride;
 				for (unsigned k = 0; same && k < a.nstride; k++)
-					same = str_eq(df_reg(df, a.stride[k].reg)->name, ph->b_stride[k].reg) &&
+					same = str_eq(df_reg(df, a.stride[k].reg)->name,
+					              ph->b_stride[k].reg) &&
 					       a.stride[k].bytes == ph->b_stride[k].bytes;
 				stride &= same;
 			}
@@ -1190,8 +1212,8 @@ bool ana_func_has_mma(const Module *m, const Func *f)
  * (whose definition does not kill), that mma, which j reads whenever it
  * executes.  cregs/dregs are scratch of MAX_TUPLE registers.
  */
-static int64_t chain_pred(Dataflow *df, const int32_t *phase_of, uint32_t phase, uint32_t j,
-                          uint32_t *cregs, uint32_t *dregs)
+static int64_t chain_pred(Dataflow *df, const int32_t *phase_of, uint32_t phase,
+                          uint32_t j, uint32_t *cregs, uint32_t *dregs)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -1205,10 +1227,13 @@ static int64_t chain_pred(Dataflow *df, const int32_t *phase_of, uint32_t phase,
 		bool kills = true;
 		if (d == DF_DEF_MANY) {
 			d = df_def_before_in_block(df, j, cregs[k]);
-			if (d >= 0 && (!df_stmt_defines(df, (uint32_t)d, cregs[k], &kills) || kills))
+			if (d >= 0 &&
+			    (!df_stmt_defines(df, (uint32_t)d, cregs[k], &kills) ||
+			     kills))
 				return -1;
 		}
-		if (d < 0 || (uint64_t)d >= j || (uint32_t)phase_of[d] != phase || (i >= 0 && d != i))
+		if (d < 0 || (uint64_t)d >= j || (uint32_t)phase_of[d] != phase ||
+		    (i >= 0 && d != i))
 			return -1;
 		i = d;
 	}
@@ -1239,12 +1264,13 @@ static void phase_chains(Dataflow *df, Phase *P, const uint32_t *mm, uint32_t nm
 {
 	uint32_t *depth = xcalloc(nm + 1, sizeof(uint32_t));
 	uint8_t *continued = xcalloc(nm + 1, 1);
-	uint32_t *cregs = xmalloc(2 * MAX_TUPLE * sizeof(uint32_t)), *dregs = cregs + MAX_TUPLE;
+	uint32_t *cregs = xmalloc(2 * MAX_TUPLE * sizeof(uint32_t)),
+	         *dregs = cregs + MAX_TUPLE;
 	uint32_t best = nm ? 1 : 0, ends = 0;
 	for (uint32_t j = 0; j < nm; j++) {
 		int64_t pi = chain_pred(df, phase_of, P->number, mm[j], cregs, dregs);
-		const uint32_t *at = pi >= 0 ? bsearch(&(uint32_t){(uint32_t)pi}, mm, j, sizeof(uint32_t),
-		                                         cmp_u32_key)
+		const uint32_t *at = pi >= 0 ? bsearch(&(uint32_t){(uint32_t)pi}, mm, j,
+		                                       sizeof(uint32_t), cmp_u32_key)
 		                             : NULL;
 		depth[j] = 1;
 		if (at) {

@@ -91,7 +91,8 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 			cJSON *st = cJSON_AddObjectToObject(g, "weight_stride");
 			for (unsigned i = 0; i < p->b_nstride; i++) {
 				char *r = strz(p->b_stride[i].reg);
-				cJSON_AddNumberToObject(st, r, (double)p->b_stride[i].bytes);
+				cJSON_AddNumberToObject(st, r,
+				                        (double)p->b_stride[i].bytes);
 				free(r);
 			}
 		} else
@@ -103,7 +104,8 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 	else {
 		cJSON *cb = cJSON_AddArrayToObject(g, "c_source_bytes");
 		for (size_t i = 0; i < p->c_bytes.n; i++)
-			cJSON_AddItemToArray(cb, cJSON_CreateNumber((double)p->c_bytes.v[i]));
+			cJSON_AddItemToArray(cb,
+			                     cJSON_CreateNumber((double)p->c_bytes.v[i]));
 	}
 	cJSON_AddItemToObject(g, "mma_stmt_range", stmt_range(p->first, p->last));
 	uint32_t ne = p->epi_last >= p->epi_first ? p->epi_last - p->epi_first + 1 : 0;
@@ -131,7 +133,8 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 			cJSON_AddItemToArray(th, cJSON_CreateString(op));
 			free(op);
 		}
-		cJSON_AddNumberToObject(a, "through_evidence_stmt", p->a_through_evidence);
+		cJSON_AddNumberToObject(a, "through_evidence_stmt",
+		                        p->a_through_evidence);
 	}
 	cJSON_AddNumberToObject(a, "evidence_stmt", p->a_evidence);
 	cJSON *c = cJSON_AddObjectToObject(o, "c_operand");
@@ -143,9 +146,11 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 	if (p->c_kind == CK_LOOP_CARRIED) {
 		cJSON_AddStringToObject(c, "entry", ckind_name(p->c_entry_kind));
 		if (p->c_entry_from_phase >= 0)
-			cJSON_AddNumberToObject(c, "entry_from_phase", p->c_entry_from_phase);
+			cJSON_AddNumberToObject(c, "entry_from_phase",
+			                        p->c_entry_from_phase);
 		if (p->c_entry_kind == CK_LOADED)
-			cJSON_AddStringToObject(c, "entry_space", space_name(p->c_entry_space));
+			cJSON_AddStringToObject(c, "entry_space",
+			                        space_name(p->c_entry_space));
 	}
 	cJSON_AddNumberToObject(c, "evidence_stmt", p->c_evidence);
 	if (p->b_loaded)
@@ -193,19 +198,22 @@ static void kind_text(const Phase *p, int which, char *buf, size_t n)
 		/* "shared~prmt": loaded, then moved by the opcodes named in --json */
 		if (p->a_nthrough) {
 			size_t k = strlen(buf);
-			snprintf(buf + k, n - k, "~%.*s", op_stem(p->a_through[0]), p->a_through[0].p);
+			snprintf(buf + k, n - k, "~%.*s", op_stem(p->a_through[0]),
+			         p->a_through[0].p);
 		}
 	} else if (p->c_kind == CK_LOOP_CARRIED) {
 		/* "loop_carried(p3,zero)": phase 3's D comes round, zero on entry */
 		char entry[32];
 		if (p->c_entry_from_phase >= 0)
-			snprintf(entry, sizeof entry, "%s(p%d)", ckind_name(p->c_entry_kind),
-			         p->c_entry_from_phase);
+			snprintf(entry, sizeof entry, "%s(p%d)",
+			         ckind_name(p->c_entry_kind), p->c_entry_from_phase);
 		else if (p->c_entry_kind == CK_LOADED)
-			snprintf(entry, sizeof entry, "loaded:%s", space_name(p->c_entry_space));
+			snprintf(entry, sizeof entry, "loaded:%s",
+			         space_name(p->c_entry_space));
 		else
 			snprintf(entry, sizeof entry, "%s", ckind_name(p->c_entry_kind));
-		snprintf(buf, n, "%s(p%d,%s)", ckind_name(p->c_kind), p->c_from_phase, entry);
+		snprintf(buf, n, "%s(p%d,%s)", ckind_name(p->c_kind), p->c_from_phase,
+		         entry);
 	} else {
 		if (p->c_from_phase >= 0)
 			snprintf(buf, n, "%s(p%d)", ckind_name(p->c_kind), p->c_from_phase);

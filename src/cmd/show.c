@@ -30,15 +30,17 @@ int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 		const RegInfo *r = df_reg(df, cut.live_in.v[i].reg);
 		const Stmt *s = func_stmt(m, f, cut.live_in.v[i].stmt);
 		if (cut.live_in.v[i].through)
-			printf("  %-12.*s %-6.*s not read; %s write s%u (line %u) %s\n", (int)r->name.n,
-			       r->name.p, (int)r->type.n, r->type.p,
-			       (s->flags & STMT_GUARD) ? "guarded" : "partial", cut.live_in.v[i].stmt,
-			       s->line,
-			       (s->flags & STMT_GUARD) ? "keeps the old value when its guard is false"
-			                               : "keeps the other elements");
+			printf("  %-12.*s %-6.*s not read; %s write s%u (line %u) %s\n",
+			       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+			       (s->flags & STMT_GUARD) ? "guarded" : "partial",
+			       cut.live_in.v[i].stmt, s->line,
+			       (s->flags & STMT_GUARD)
+			           ? "keeps the old value when its guard is false"
+			           : "keeps the other elements");
 		else
-			printf("  %-12.*s %-6.*s first use s%u (line %u)\n", (int)r->name.n, r->name.p,
-			       (int)r->type.n, r->type.p, cut.live_in.v[i].stmt, s->line);
+			printf("  %-12.*s %-6.*s first use s%u (line %u)\n",
+			       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+			       cut.live_in.v[i].stmt, s->line);
 	}
 	printf("live-out (%zu): registers defined in s%u-s%u and read after s%u\n", cut.live_out.n,
 	       a, b, b);
@@ -47,10 +49,12 @@ int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 		const Stmt *s = func_stmt(m, f, cut.live_out.v[i].stmt);
 		bool through = false;
 		for (size_t k = 0; k < cut.live_in.n && !through; k++)
-			through = cut.live_in.v[k].through && cut.live_in.v[k].reg == cut.live_out.v[i].reg;
+			through = cut.live_in.v[k].through &&
+			          cut.live_in.v[k].reg == cut.live_out.v[i].reg;
 		printf("  %-12.*s %-6.*s last def s%u (line %u), first use after s%u%s\n",
-		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p, cut.live_out.v[i].stmt,
-		       s->line, cut.live_out.v[i].use, through ? "; live-in too (guarded or partial write)" : "");
+		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+		       cut.live_out.v[i].stmt, s->line, cut.live_out.v[i].use,
+		       through ? "; live-in too (guarded or partial write)" : "");
 	}
 	printf("bytes per warp across the cut: %u in, %u out\n",
 	       cut_warp_bytes(df, cut.live_in.v, cut.live_in.n),

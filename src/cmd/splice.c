@@ -200,8 +200,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			n++;
 			int src = splice_run(&req, &res, &e);
 			if (src < 0 && res.refused) {
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first,
-				       r.last, err_msg(&e));
+				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+				       pl.v[p].number, r.first, r.last, err_msg(&e));
 				skip++;
 			} else if (src < 0) {
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
@@ -228,8 +228,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		StrBuf log = STRBUF_INIT;
 		bool show_log = false;
 		if (!why && ok && !strcmp(check, "ptxas")) {
-			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename), NULL, "spliced", &log,
-			                      &e);
+			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
+			                      NULL, "spliced", &log, &e);
 			if (pr < 0) {
 				printf("FAIL  %s: %s\n", ename, err_msg(&e));
 				failed++;
@@ -250,7 +250,9 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 				}
 				failed++;
 			} else if (log.n) {
-				snprintf(vbuf, sizeof vbuf, ", ptxas accepts it with %u messages:", log_lines(&log));
+				snprintf(vbuf, sizeof vbuf,
+				         ", ptxas accepts it with %u messages:",
+				         log_lines(&log));
 				verdict = vbuf;
 				show_log = true;
 			} else
@@ -258,11 +260,13 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		}
 		if (!why && ok) {
 			if (skip)
-				printf("ok    %s: %u of %zu phases spliced together (%s), %u skipped%s\n", ename,
-				       ok, pl.n, tname, skip, verdict);
+				printf("ok    %s: %u of %zu phases spliced together "
+				       "(%s), %u skipped%s\n",
+				       ename, ok, pl.n, tname, skip, verdict);
 			else
-				printf("ok    %s: %u of %zu phases spliced together (%s)%s\n", ename, ok, pl.n,
-				       tname, verdict);
+				printf("ok    %s: %u of %zu phases spliced together "
+				       "(%s)%s\n",
+				       ename, ok, pl.n, tname, verdict);
 			if (show_log)
 				ptxas_messages(&log);
 		}
@@ -274,12 +278,12 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		phases_release(&pl);
 		free(ename);
 	}
-	printf("%s: %u functions, %u splices (%s, together), %u failed%s, %.1f s\n", module_path,
-	       nentries, n - skipped, tname, failed, skipped ? ", some skipped" : "",
-	       now_seconds() - t0);
+	printf("%s: %u functions, %u splices (%s, together), %u failed%s, %.1f s\n",
+	       module_path, nentries, n - skipped, tname, failed,
+	       skipped ? ", some skipped" : "", now_seconds() - t0);
 	if (!failed && !spliced)
-		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n", module_path,
-		       skipped);
+		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n",
+		       module_path, skipped);
 	cmd_unload_module(&lm);
 	err_release(&e);
 	return failed || !spliced ? EXIT_ERROR : EXIT_OK;
@@ -327,8 +331,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			if (rc < 0 && res.refused) {
 				skipped++;
 				n--;
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first,
-				       r.last, err_msg(&e));
+				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+				       pl.v[p].number, r.first, r.last, err_msg(&e));
 				fflush(stdout);
 				sb_release(&log);
 				splice_result_release(&res);
@@ -341,8 +345,10 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				if (!outside_kept(&res, mf.p, mf.n))
 					why = "bytes outside the cut changed";
 				else if (ptxas) {
-					int pr = splice_ptxas(res.text.p, res.text.n, arch, ptxas_entry(f, ename),
-					                      &res, module_path, &log, &e);
+					int pr =
+					    splice_ptxas(res.text.p, res.text.n, arch,
+					                 ptxas_entry(f, ename), &res,
+					                 module_path, &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
@@ -351,7 +357,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			}
 			char verdict[64] = "";
 			if (ptxas && log.n)
-				snprintf(verdict, sizeof verdict, ", ptxas accepts it with %u messages:",
+				snprintf(verdict, sizeof verdict,
+				         ", ptxas accepts it with %u messages:",
 				         log_lines(&log));
 			else if (ptxas)
 				snprintf(verdict, sizeof verdict, ", ptxas ok");
@@ -360,9 +367,12 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
 				       why);
 			} else {
-				printf("ok    %s phase %u s%u..s%u: %u mma, %u live-in, %u live-out, %u renamed, "
-				       "%.2f ms%s\n", ename, pl.v[p].number, r.first, r.last, res.mma,
-				       res.n_live_in, res.n_live_out, res.n_renamed, dt * 1e3, verdict);
+				printf("ok    %s phase %u s%u..s%u: %u mma, %u live-in, "
+				       "%u live-out, %u renamed, "
+				       "%.2f ms%s\n",
+				       ename, pl.v[p].number, r.first, r.last, res.mma,
+				       res.n_live_in, res.n_live_out, res.n_renamed,
+				       dt * 1e3, verdict);
 				ptxas_messages(&log);
 			}
 			fflush(stdout);
@@ -375,13 +385,16 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
-	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed%s; splice mean %.2f ms, max "
-	       "%.2f ms (%.2fx the parse)\n", module_path, mf.n, t_parse * 1e3, n, tname, failed,
-	       skips, n ? t_splice / n * 1e3 : 0.0, t_max * 1e3, t_parse > 0 ? t_max / t_parse : 0.0);
+	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed%s; splice mean "
+	       "%.2f ms, max "
+	       "%.2f ms (%.2fx the parse)\n",
+	       module_path, mf.n, t_parse * 1e3, n, tname, failed, skips,
+	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3,
+	       t_parse > 0 ? t_max / t_parse : 0.0);
 	unsigned ok = n - failed;
 	if (!ok)
-		printf("%s: nothing was spliced (%u phases%s): nothing is proven\n", module_path,
-		       n + skipped, skipped ? ", all skipped" : "");
+		printf("%s: nothing was spliced (%u phases%s): nothing is proven\n",
+		       module_path, n + skipped, skipped ? ", all skipped" : "");
 	cmd_unload_module(&lm);
 	err_release(&e);
 	return failed || !ok ? EXIT_ERROR : EXIT_OK;
@@ -567,8 +580,11 @@ int cmd_splice(int argc, char **argv)
 		/* what ptxas says of a module it accepts is shown too: a warning
 		 * (an injected wait, a serialised wgmma) is a finding */
 		if (!quiet || ptxas_rc || log.n)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch, loc.entry,
-			        ptxas_rc ? "REJECTED" : log.n ? "accepted, with these messages:" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch,
+			        loc.entry,
+			        ptxas_rc ? "REJECTED"
+			        : log.n  ? "accepted, with these messages:"
+			                 : "ok");
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}

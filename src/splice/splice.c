@@ -591,7 +591,8 @@ static bool idset_has(const IdSet *s, uint32_t id)
  * commits follow the writer.  Straight-line code only: a label or branch
  * ends the search.  Returns the wait's statement, or -1.
  */
-static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32_t i0, uint32_t reg)
+static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32_t i0,
+                                   uint32_t reg)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -600,11 +601,13 @@ static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32
 		const Stmt *s = st(m, f, i);
 		if (i > i0 && label_inside(m, f, i - 1, i))
 			return -1;
-		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET || s->op == OP_EXIT)
+		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET ||
+		    s->op == OP_EXIT)
 			return -1;
 		if (s->op != OP_WGMMA)
 			continue;
-		if (stmt_opcode_is(m, s, "wgmma.mma_async") && df_stmt_defines(df, i, reg, NULL))
+		if (stmt_opcode_is(m, s, "wgmma.mma_async") &&
+		    df_stmt_defines(df, i, reg, NULL))
 			commits = 0;
 		else if (stmt_opcode_is(m, s, "wgmma.commit_group"))
 			commits++;
@@ -612,7 +615,8 @@ static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32
 		         stmt_opd(m, s, 0)->kind == OPD_INT) {
 			Str t = opd_str(m, stmt_opd(m, s, 0));
 			char buf[24];
-			snprintf(buf, sizeof buf, "%.*s", (int)(t.n < 23 ? t.n : 23), t.p);
+			snprintf(buf, sizeof buf, "%.*s", (int)(t.n < 23 ? t.n : 23),
+			         t.p);
 			char *q;
 			unsigned long n = strtoul(buf, &q, 0);
 			if (!*q && commits >= 1 && commits - 1 >= n)
@@ -744,17 +748,22 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 			}
 			const RegInfo *ri = df_reg(df, (uint32_t)id);
 			bool async = stmt_opcode_is(m, s, "wgmma.mma_async");
-			if (async && (pert_after = wgmma_perturb_after(df, cut, i, (uint32_t)id)) < 0) {
+			if (async && (pert_after = wgmma_perturb_after(
+			                  df, cut, i, (uint32_t)id)) < 0) {
 				VEC_FREE(rp);
 				VEC_FREE(name_off);
 				sb_release(&names);
 				VEC_FREE(tmp);
 				res->refused = true;
 				return err_set(e,
-				               "perturb: s%u is a wgmma.mma_async, whose accumulators may not be "
-				               "touched until a wgmma.wait_group completes it (undefined in the "
-				               "PTX ISA; ptxas injects waits), and no wgmma.wait_group in the cut "
-				               "s%u..s%u does: cut through the wait (the phase with its epilogue, "
+				               "perturb: s%u is a wgmma.mma_async, whose "
+				               "accumulators may not be "
+				               "touched until a wgmma.wait_group "
+				               "completes it (undefined in the "
+				               "PTX ISA; ptxas injects waits), and no "
+				               "wgmma.wait_group in the cut "
+				               "s%u..s%u does: cut through the wait (the "
+				               "phase with its epilogue, "
 				               "or a statement range) to perturb it",
 				               i, cut->first, cut->last);
 			}
@@ -768,21 +777,27 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				sb_addn(&dn, ri->name.p, ri->name.n);
 			/* after a wait, a wgmma.fence orders the add before any later
 			 * wgmma that reads the register */
-			const char *tail = async ? " wgmma.fence.sync.aligned;  // d4r-splice: perturb, after "
+			const char *tail = async ? " wgmma.fence.sync.aligned;  // "
+			                           "d4r-splice: perturb, after "
 			                           "the wait that completes the wgmma"
 			                         : "  // d4r-splice: perturb";
 			if (!strcmp(dt, "f16"))
 				snprintf(pert, sizeof pert,
-				         " { .reg .b32 %sone; mov.b32 %sone, 0x3C003C00; add.rn.f16x2 %s, %s, "
+				         " { .reg .b32 %sone; mov.b32 %sone, 0x3C003C00; "
+				         "add.rn.f16x2 %s, %s, "
 				         "%sone; }%s",
 				         prefix, prefix, dn.p, dn.p, prefix, tail);
 			else if (!strcmp(dt, "f32"))
-				snprintf(pert, sizeof pert, " add.f32 %s, %s, 0f3F800000;%s", dn.p, dn.p, tail);
-			else if (!strcmp(dt, "s32"))
-				snprintf(pert, sizeof pert, " add.s32 %s, %s, 1;%s", dn.p, dn.p, tail);
-			else if (!strcmp(dt, "f64"))
-				snprintf(pert, sizeof pert, " add.f64 %s, %s, 0d3FF0000000000000;%s", dn.p, dn.p,
+				snprintf(pert, sizeof pert,
+				         " add.f32 %s, %s, 0f3F800000;%s", dn.p, dn.p,
 				         tail);
+			else if (!strcmp(dt, "s32"))
+				snprintf(pert, sizeof pert, " add.s32 %s, %s, 1;%s", dn.p,
+				         dn.p, tail);
+			else if (!strcmp(dt, "f64"))
+				snprintf(pert, sizeof pert,
+				         " add.f64 %s, %s, 0d3FF0000000000000;%s", dn.p,
+				         dn.p, tail);
 			else {
 				sb_release(&dn);
 				VEC_FREE(rp);
