@@ -18,9 +18,10 @@
 #  4. `splice --every-phase` with identity and perturb (--check=ptxas when
 #     ptxas is here) over every module: no failure, every phase spliced or
 #     named as skipped, and a run that splices nothing exits 2;
-#  5. perturb on a wgmma phase never touches an accumulator between
-#     wgmma.mma_async and its wgmma.wait_group: the splice refuses saying
-#     why, or ptxas on the spliced module injects no wait and warns nothing.
+#  5. perturb on a wgmma phase, cut alone and with its epilogue, never
+#     touches an accumulator between wgmma.mma_async and its
+#     wgmma.wait_group: the splice refuses saying why, or the add follows a
+#     wait and ptxas on the spliced module injects no wait and warns nothing.
 #
 # Every wrong fact is printed as one line: module, function, phase, fact,
 # expected, found.
@@ -243,21 +244,26 @@ for m, spec in sorted(exp["modules"].items()):
     if t is None:
         continue
     for f in t["functions"]:
-        for ph in f["phases"]:
+        for ph, cut in [(ph, cut) for ph in f["phases"] for cut in ("phase", "phase+epilogue")]:
             rec = os.path.join(tmp, "r.json")
             outp = os.path.join(tmp, "p.ptx")
             for x in (rec, outp):
                 if os.path.exists(x):
                     os.remove(x)
             r = run(d4r, "recipe", "new", "foreign", "--module", p, "--entry", f["name"],
-                    "--phase", str(ph["phase"]), "--template", "perturb", "-o", rec)
+                    "--phase", str(ph["phase"]), "--cut", cut, "--template", "perturb", "-o", rec)
             if r.returncode == 0:
                 r = run(d4r, "splice", "--module", p, "--entry", f["name"], "--recipe", rec, "-o", outp)
             checked += 1
             if r.returncode != 0:
                 if not re.search(r"wgmma|wait_group|async", r.stdout + r.stderr):
-                    bad(m, f["name"], ph["phase"], "perturb refusal", "a reason naming wgmma", (r.stdout + r.stderr).strip()[:150])
+                    bad(m, f["name"], ph["phase"], "perturb refusal (%s)" % cut, "a reason naming wgmma", (r.stdout + r.stderr).strip()[:150])
                 continue
+            # the add lands after the wait, on its line
+            pl = [l for l in open(outp) if "d4r-splice: perturb" in l]
+            if len(pl) != 1 or not re.search(r"wgmma\.wait_group.*;.*add\.", pl[0]):
+                bad(m, f["name"], ph["phase"], "perturb after the wait (%s)" % cut,
+                    "one add after a wgmma.wait_group", pl[0].strip()[:150] if pl else "none")
             if ptxas:
                 rp = run(ptxas, "-arch=" + target(outp), outp, "-o", os.devnull)
                 msgs = [l for l in (rp.stdout + rp.stderr).splitlines() if re.search(r"inject|serializ|warning", l)]
