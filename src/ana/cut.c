@@ -8,6 +8,15 @@
  * accesses conflict unless addr.c resolves both and addr_disjoint proves
  * them apart, so a cut asks addr.c, and neither of those depends on this
  * file.
+ *
+ * Decisions:
+ *  - live-in is what the range needs from before it: the registers it
+ *    reads whose value comes from outside, and those it writes only by
+ *    definitions that do not kill (guarded, one vector element) while
+ *    they are live after that write, whose old value leaves the range
+ *    when the write does not take effect (a guarded mma's D).  The
+ *    latter are flagged (CutReg.through): nothing in the range reads
+ *    them.
  */
 #include "df_internal.h"
 

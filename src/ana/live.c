@@ -11,6 +11,9 @@
  * predecessor blocks whose result is memoised per (block, register).  That
  * keeps df_build linear and makes the common query (straight-line
  * tensor-core code: the definition is in the same block) a binary search.
+ * The memo keeps at most two definitions per (block, register); the whole
+ * set, for the few uses whose every definition matters (an accumulator at
+ * a loop head), is df_reaching_defs's walk, not memoised.
  *
  * Decisions (documented for the users of ana.h):
  *  - The function entry counts as a definition for reaching definitions: a
