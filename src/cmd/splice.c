@@ -278,9 +278,12 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		phases_release(&pl);
 		free(ename);
 	}
-	printf("%s: %u functions, %u splices (%s, together), %u failed%s, %.1f s\n",
-	       module_path, nentries, n - skipped, tname, failed,
-	       skipped ? ", some skipped" : "", now_seconds() - t0);
+	char skips[48] = "";
+	if (skipped)
+		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
+	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
+	       failed, now_seconds() - t0);
 	if (!failed && !spliced)
 		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n",
 		       module_path, skipped);
