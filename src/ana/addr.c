@@ -17,8 +17,15 @@
  *    add/sub add terms; cvta keeps the term and records the space;
  *    cvt between integer types passes the term through.
  *  - mul.lo/mul.wide/shl/mad (the product part) fold when every operand is
- *    constant; otherwise the product is a variable atom, provided no operand
+ *    constant.  A linear term of special registers (%tid.x, %laneid ...
+ *    with the ranges the PTX ISA gives them) times a constant stays such
+ *    a term, coefficients scaled, when the product provably fits its
+ *    type; otherwise the product is a variable atom, provided no operand
  *    holds a base (a scaled pointer is not an address we can describe).
+ *  - An add, sub or widening cvt narrower than 64 bits whose linear term
+ *    may not fit the type marks it as possibly wrapped: its strides are
+ *    then not stated (Addr.stride_known), though the term still names the
+ *    same value for the address's identity.
  *    Other integer ALU ops (and, or, xor, shr, min, max, bfe, selp, ...) are
  *    atoms the same way; and/or/xor/shr/not/neg fold constants.
  *  - ld.param.u64 (or .b64/.s64; 32-bit on 32-bit targets) from a parameter
@@ -49,10 +56,10 @@
 #define MAX_DEPTH 64
 #define MAX_STEPS 512
 
-/* atom keys: kind in bits 56..62, sign in bit 63 */
+/* atom keys: kind in bits 56..63 */
 #define ATOM_STMT (1ull << 56)
 #define ATOM_SPECIAL (2ull << 56)
-#define ATOM_NEG (1ull << 63)
+#define ATOM_KIND (0xffull << 56)
 
 typedef struct {
 	AddrBase base;     /* AB_NONE: no base (constant or index value) */
@@ -64,7 +71,10 @@ typedef struct {
 	uint32_t natom;
 	bool atom_over;    /* more atoms than fit */
 	bool nonspecial;   /* an atom derived from something else than special regs */
+	bool wrap;         /* a step narrower than 64 bits may have wrapped around:
+	                      the sum is not known to be the value */
 	uint64_t atom[MAX_ATOMS];
+	int64_t coef[MAX_ATOMS]; /* the value is off + sum of coef[i] * atom[i] */
 } Term;
 
 /* Terms already computed in this resolution, by defining statement and
@@ -138,17 +148,25 @@ static bool is_const(const Term *t)
 	return t->base == AB_NONE && !t->natom && !t->atom_over;
 }
 
-static void add_atom(Term *t, uint64_t a)
+/* t += coef * a; terms of one atom add up, and vanish at 0 */
+static void add_atom(Term *t, uint64_t a, int64_t coef)
 {
-	/* a and -a cancel */
 	for (uint32_t i = 0; i < t->natom; i++)
-		if (t->atom[i] == (a ^ ATOM_NEG)) {
-			t->atom[i] = t->atom[--t->natom];
+		if (t->atom[i] == a) {
+			t->coef[i] += coef;
+			if (!t->coef[i]) {
+				t->natom--;
+				t->atom[i] = t->atom[t->natom];
+				t->coef[i] = t->coef[t->natom];
+			}
 			return;
 		}
-	if (t->natom < MAX_ATOMS)
-		t->atom[t->natom++] = a;
-	else
+	if (!coef)
+		return;
+	if (t->natom < MAX_ATOMS) {
+		t->atom[t->natom] = a;
+		t->coef[t->natom++] = coef;
+	} else
 		t->atom_over = true;
 }
 
@@ -267,6 +285,134 @@ static void cvt_types(Str op, uint32_t *dbits, bool *dsgn, uint32_t *sbits, bool
 	*ssgn = sg[1];
 }
 
+/* 'u', 's' or 'b': the kind of the opcode's last integer type (.u32, .s64,
+ * .b32), 0 if it has none. */
+static char int_kind(Str op)
+{
+	char k = 0;
+	const char *p = op.p, *end = op.p + op.n;
+	while (p < end) {
+		const char *q = p + 1;
+		while (q < end && *q != '.')
+			q++;
+		if (*p == '.' && q - p >= 3 &&
+		    (p[1] == 'u' || p[1] == 's' || p[1] == 'b') && p[2] >= '0' &&
+		    p[2] <= '9')
+			k = p[1];
+		p = q;
+	}
+	return k;
+}
+
+/* ---- linear terms -------------------------------------------------------- */
+
+/*
+ * A term whose atoms are all special registers with known ranges is a
+ * linear function of them (off + coef * %tid.x + ...), and its range is
+ * known; an operation narrower than 64 bits on it is exact only when the
+ * result fits its type, which is what lets a stride be stated as a fact.
+ * The ranges are the PTX ISA's limits: %ntid.x/y at most 1024, %ntid.z at
+ * most 64, 32 lanes, %nctaid.x at most 2^31 - 1 and y/z at most 65535.
+ */
+static bool special_range(Ctx *c, uint64_t atom, int64_t *lo, int64_t *hi)
+{
+	static const struct {
+		const char *name;
+		int64_t lo, hi;
+	} tab[] = {
+		{"%tid.x", 0, 1023},          {"%tid.y", 0, 1023},
+		{"%tid.z", 0, 63},            {"%ntid.x", 1, 1024},
+		{"%ntid.y", 1, 1024},         {"%ntid.z", 1, 64},
+		{"%laneid", 0, 31},           {"%ctaid.x", 0, 2147483646},
+		{"%ctaid.y", 0, 65534},       {"%ctaid.z", 0, 65534},
+		{"%nctaid.x", 1, 2147483647}, {"%nctaid.y", 1, 65535},
+		{"%nctaid.z", 1, 65535},
+	};
+	if ((atom & ATOM_KIND) != ATOM_SPECIAL)
+		return false;
+	Str name = df_reg(c->df, (uint32_t)(atom & 0xffffffffu))->name;
+	for (size_t i = 0; i < ARRAY_SIZE(tab); i++)
+		if (str_eqc(name, tab[i].name)) {
+			*lo = tab[i].lo;
+			*hi = tab[i].hi;
+			return true;
+		}
+	return false;
+}
+
+/* The range of a term with no base whose atoms all have known ranges;
+ * false for any other term. */
+static bool term_range(Ctx *c, const Term *t, int64_t *lo, int64_t *hi)
+{
+	if (t->base != AB_NONE || t->atom_over || t->wrap)
+		return false;
+	int64_t l = t->off, h = t->off;
+	for (uint32_t i = 0; i < t->natom; i++) {
+		int64_t al, ah, x, y;
+		if (!special_range(c, t->atom[i], &al, &ah) ||
+		    __builtin_mul_overflow(t->coef[i], al, &x) ||
+		    __builtin_mul_overflow(t->coef[i], ah, &y))
+			return false;
+		if (x > y) {
+			int64_t z = x;
+			x = y;
+			y = z;
+		}
+		if (__builtin_add_overflow(l, x, &l) || __builtin_add_overflow(h, y, &h))
+			return false;
+	}
+	*lo = l;
+	*hi = h;
+	return true;
+}
+
+/* Does [lo, hi] fit a `bits`-wide integer of kind k ('s', 'u', 'b')?  A
+ * .b value must fit both readings, signed and unsigned. */
+static bool range_fits(int64_t lo, int64_t hi, uint32_t bits, char k)
+{
+	if (bits >= 64)
+		return lo > -(1ll << 62) && hi < (1ll << 62);
+	if (bits != 32)
+		return false;
+	if (k == 's')
+		return lo >= INT32_MIN && hi <= INT32_MAX;
+	if (k == 'u')
+		return lo >= 0 && hi <= (int64_t)UINT32_MAX;
+	return lo >= 0 && hi <= INT32_MAX;
+}
+
+/* After a `bits`-wide operation made t: a linear term that may not fit its
+ * type is no longer known to be the value (wrap).  Terms with other atoms
+ * have no range and are taken as they are. */
+static void check_width(Ctx *c, Term *t, uint32_t bits, char k)
+{
+	int64_t lo, hi;
+	if (t->natom && term_range(c, t, &lo, &hi) && !range_fits(lo, hi, bits, k))
+		t->wrap = true;
+}
+
+/* t = u * k for a linear term u (see term_range) when the product fits a
+ * `bits`-wide result of kind kk (wide: the product of two `bits`-wide
+ * values in twice the width, which always fits); false when u is not
+ * such a term or the product may not fit. */
+static bool scale_linear(Ctx *c, const Term *u, int64_t k, uint32_t bits, char kk,
+                         bool wide, Term *t)
+{
+	int64_t lo, hi;
+	if (!u->natom || !term_range(c, u, &lo, &hi) || !range_fits(lo, hi, bits, kk))
+		return false; /* the operand itself must be its type's value */
+	Term r = *u;
+	if (__builtin_mul_overflow(u->off, k, &r.off))
+		return false;
+	for (uint32_t i = 0; i < r.natom; i++)
+		if (__builtin_mul_overflow(u->coef[i], k, &r.coef[i]) || !r.coef[i])
+			return false;
+	if (!term_range(c, &r, &lo, &hi) || !range_fits(lo, hi, wide ? 64 : bits, kk))
+		return false;
+	*t = r;
+	return true;
+}
+
 /* ---- resolution ---------------------------------------------------------- */
 
 static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *t);
@@ -352,9 +498,10 @@ static int sum(Ctx *c, Term *t, const Term *u, int sign)
 		t->space = u->space;
 	t->off += sign * u->off;
 	for (uint32_t i = 0; i < u->natom; i++)
-		add_atom(t, sign < 0 ? u->atom[i] ^ ATOM_NEG : u->atom[i]);
+		add_atom(t, u->atom[i], sign * u->coef[i]);
 	t->atom_over |= u->atom_over;
 	t->nonspecial |= u->nonspecial;
+	t->wrap |= u->wrap;
 	return 0;
 }
 
@@ -385,6 +532,7 @@ static int opaque(Ctx *c, uint32_t d, const Term *ops, unsigned n, bool foldable
 		return 0;
 	}
 	t->atom[0] = ATOM_STMT | d;
+	t->coef[0] = 1;
 	t->natom = 1;
 	t->nonspecial = nonspecial;
 	return 0;
@@ -427,6 +575,8 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 			return -1;
 		if (is_const(t))
 			t->off = wrap(t->off, bits, sgn);
+		else
+			check_width(c, t, bits, int_kind(opc));
 		return 0;
 	case OP_CVTA:
 		if (s->nopd != 2 || def_opd(c, d, 1, depth, t) < 0)
@@ -449,8 +599,14 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 			t->off = wrap(wrap(t->off, sbits, ssgn), dbits, dsgn);
 			return 0;
 		}
-		if (t->base != AB_NONE || (dbits > sbits && sbits))
-			return 0; /* a widening keeps the value; pointers pass */
+		if (t->base != AB_NONE)
+			return 0; /* pointers pass */
+		if (dbits > sbits && sbits) {
+			/* a widening keeps the value (a linear term: if it fits the
+			 * source type) */
+			check_width(c, t, sbits, ssgn ? 's' : 'u');
+			return 0;
+		}
 		/* narrowing or re-signing a variable value: a new value */
 		Term ops[1] = {*t};
 		return opaque(c, d, ops, 1, false, 0, t);
@@ -470,17 +626,32 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 		if (s->nopd < 3 || def_opd(c, d, 1, depth, &a) < 0 || def_opd(c, d, 2, depth, &b) < 0)
 			return -1;
 		{
-			bool lo_or_wide = s->op == OP_SHL || stmt_has_mod(m, s, ".lo") ||
-			                  stmt_has_mod(m, s, ".wide");
+			bool wide = stmt_has_mod(m, s, ".wide");
+			bool lo_or_wide =
+			    s->op == OP_SHL || stmt_has_mod(m, s, ".lo") || wide;
 			int64_t v;
 			if (s->op == OP_SHL)
 				v = (b.off >= 0 && b.off < 64) ? (int64_t)((uint64_t)a.off << b.off) : 0;
 			else
 				v = a.off * b.off;
-			if (!stmt_has_mod(m, s, ".wide"))
+			if (!wide)
 				v = wrap(v, bits, sgn);
+			/* a linear term times a constant stays linear when the
+			 * product provably fits */
+			bool scaled = false;
+			if (lo_or_wide && s->op == OP_SHL)
+				scaled = is_const(&b) && b.off >= 0 && b.off < 32 &&
+				         scale_linear(c, &a, (int64_t)1 << b.off, bits,
+				                      int_kind(opc), false, t);
+			else if (lo_or_wide)
+				scaled = (is_const(&b) &&
+				          scale_linear(c, &a, b.off, bits, int_kind(opc),
+				                       wide, t)) ||
+				         (is_const(&a) &&
+				          scale_linear(c, &b, a.off, bits, int_kind(opc),
+				                       wide, t));
 			Term ops[2] = {a, b};
-			if (opaque(c, d, ops, 2, lo_or_wide, v, t) < 0)
+			if (!scaled && opaque(c, d, ops, 2, lo_or_wide, v, t) < 0)
 				return -1;
 		}
 		if (s->op == OP_MAD) {
@@ -490,6 +661,9 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 				return -1;
 			if (is_const(t) && !stmt_has_mod(m, s, ".wide"))
 				t->off = wrap(t->off, bits, sgn);
+			else if (!is_const(t))
+				check_width(c, t, stmt_has_mod(m, s, ".wide") ? 64 : bits,
+				            int_kind(opc));
 		}
 		return 0;
 	case OP_AND:
@@ -574,6 +748,7 @@ static int resolve_def(Ctx *c, uint32_t d, unsigned elem, unsigned depth, Term *
 		}
 		/* an integer parameter: uniform, but not a constant we know */
 		t->atom[0] = ATOM_STMT | d | ((uint64_t)elem << 32);
+		t->coef[0] = 1;
 		t->natom = 1;
 		t->nonspecial = true;
 		return 0;
@@ -589,6 +764,7 @@ static int resolve_reg(Ctx *c, uint32_t at, uint32_t reg, unsigned depth, Term *
 	const RegInfo *ri = df_reg(c->df, reg);
 	if (ri->special) {
 		t->atom[0] = ATOM_SPECIAL | reg;
+		t->coef[0] = 1;
 		t->natom = 1;
 		return 0;
 	}
@@ -786,9 +962,14 @@ static uint64_t mix(uint64_t h, uint64_t x)
 	return h;
 }
 
-static int cmp_u64(const void *a, const void *b)
+typedef struct {
+	uint64_t atom;
+	int64_t coef;
+} AtomCoef;
+
+static int cmp_atom(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const AtomCoef *)a)->atom, y = ((const AtomCoef *)b)->atom;
 	return x < y ? -1 : x > y;
 }
 
@@ -870,14 +1051,29 @@ static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out)
 		out->space = t.space;
 	out->offset = t.off;
 	out->variable = variable;
+	AtomCoef at[MAX_ATOMS];
+	for (uint32_t i = 0; i < t.natom && !t.atom_over; i++)
+		at[i] = (AtomCoef){t.atom[i], t.coef[i]};
+	if (t.natom && !t.atom_over)
+		qsort(at, t.natom, sizeof(AtomCoef), cmp_atom);
 	if (t.natom && !t.atom_over && !coords) {
-		uint64_t at[MAX_ATOMS];
-		memcpy(at, t.atom, t.natom * sizeof(uint64_t));
-		qsort(at, t.natom, sizeof(uint64_t), cmp_u64);
 		uint64_t h = 0x5bd1e995;
 		for (uint32_t i = 0; i < t.natom; i++)
-			h = mix(h, at[i]);
+			h = mix(mix(h, at[i].atom), (uint64_t)at[i].coef);
 		out->var_key = h ? h : 1;
 	}
+	/* the variable part as strides of special registers, when that is
+	 * exactly what it is */
+	out->stride_known =
+	    !coords && !t.atom_over && !t.wrap && t.natom <= ARRAY_SIZE(out->stride);
+	for (uint32_t i = 0; i < t.natom && out->stride_known; i++) {
+		if ((at[i].atom & ATOM_KIND) != ATOM_SPECIAL) {
+			out->stride_known = false;
+			break;
+		}
+		out->stride[i].reg = (uint32_t)(at[i].atom & 0xffffffffu);
+		out->stride[i].bytes = at[i].coef;
+	}
+	out->nstride = out->stride_known ? (uint8_t)t.natom : 0;
 	return 1;
 }

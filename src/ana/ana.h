@@ -60,7 +60,8 @@ typedef struct {
  * solved as queries ask for them.
  * Which operands are defined and which used is decided by the opcode:
  * stores, branches and barriers define nothing; mma/wmma/wgmma define D and
- * use A, B, C; atom/red/ld define their destination; a guard is a use.
+ * use A, B, C (a wgmma reads D as C unless scale-d is the immediate 0);
+ * atom/red/ld define their destination; a guard is a use.
  */
 Dataflow *df_build(const Module *m, const Func *f, Err *e);
 void df_free(Dataflow *df);
@@ -76,6 +77,13 @@ const uint32_t *df_uses(Dataflow *df, uint32_t stmt, uint32_t *n);
  * or a vector-element write). */
 bool df_stmt_defines(const Dataflow *df, uint32_t stmt, uint32_t reg, bool *kills);
 bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
+/* Is operand o a literal whose bits are all zero: the integer 0 (0, 00,
+ * 0x0, 0b0, 0U, -0) or the float +0.0 (0f00000000, 0d0000000000000000,
+ * 0.0)?  -0.0 (0f80000000) is not. */
+bool df_opd_is_zero(const Module *m, const Operand *o);
+/* Does wgmma.mma_async statement s read its accumulator D?  Not when its
+ * scale-d operand (the fourth) is the immediate 0: then D = A * B. */
+bool df_wgmma_reads_d(const Module *m, const Stmt *s);
 /* Register id of a leaf operand (REG / IDENT naming a register), or -1. */
 int64_t df_opd_reg(Dataflow *df, uint32_t opd_index);
 /* Operand names one element of a vector register ("%v.x"). */
@@ -132,6 +140,20 @@ enum { DF_DEF_NONE = -1, DF_DEF_MANY = -2 };
  * a definition (defined on one path only: DF_DEF_MANY).
  */
 int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg);
+/*
+ * Every definition of `reg` that reaches the use at statement `stmt`, each
+ * once, ascending: returns how many there are and writes the first `max`
+ * of them to out; *entry (if given) says whether the function entry reaches
+ * too (the register is undefined, or live into the function, on some
+ * path).  Not memoised: a walk over the blocks back from stmt, for the
+ * uses where df_reaching_def says DF_DEF_MANY and the whole set matters.
+ */
+uint32_t df_reaching_defs(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+                          uint32_t max, bool *entry);
+/* The last statement before `stmt` in stmt's basic block that defines
+ * `reg` (killing it or not), or DF_DEF_NONE: what a use at stmt reads
+ * whenever that definition takes effect. */
+int64_t df_def_before_in_block(Dataflow *df, uint32_t stmt, uint32_t reg);
 /* Is `reg` live just after statement `stmt` (read later on some path before
  * being redefined)? */
 bool df_live_after(Dataflow *df, uint32_t stmt, uint32_t reg);
@@ -194,6 +216,15 @@ typedef struct {
 	                        such symbols name the same bytes */
 	uint32_t elem_bytes; /* bytes per element accessed (4 for .u32 / .v4.u32) */
 	uint32_t nelem;      /* elements accessed (4 for .v4) */
+	bool stride_known;   /* the variable part is exactly the sum of
+	                        stride[i].bytes x special register stride[i].reg
+	                        (%tid.x, %laneid ...; nstride 0: there is none),
+	                        every step of it proven not to wrap */
+	uint8_t nstride;
+	struct {
+		uint32_t reg;
+		int64_t bytes;
+	} stride[4];         /* in register id order */
 	const char *why;     /* AB_NONE: why it did not resolve (static string) */
 } Addr;
 
@@ -220,9 +251,15 @@ bool addr_disjoint(const Addr *a, const Addr *b);
 
 typedef struct {
 	uint32_t reg;
-	uint32_t stmt;   /* live-in: first use inside the range; live-out: last
-	                    definition inside the range */
+	uint32_t stmt;   /* live-in: first use inside the range (or, with
+	                    through, the definition); live-out: last definition
+	                    inside the range */
 	uint32_t use;    /* live-out: first use after the range (any path) */
+	bool through;    /* live-in: not read in the range, but written there by
+	                    a definition that does not kill (guarded, or one
+	                    vector element) while live after it: the value from
+	                    before the range leaves it when the write does not
+	                    take effect */
 } CutReg;
 
 typedef struct {
@@ -241,7 +278,9 @@ typedef struct {
 
 /* Computes the cut interface of [first, last].  Returns 0 or -1.
  * live_in is in first-use order and includes special registers (%tid.x ...)
- * read in the range; live_out is in first-definition order.  rw_pairs holds
+ * read in the range, and the registers the range writes only by guarded or
+ * partial definitions whose old value may leave it (through); live_out is
+ * in first-definition order.  rw_pairs holds
  * at most one pair per statement of the range: (store, the first later
  * load that may read it) or (load, the nearest earlier store of the range
  * it may read). */
@@ -255,8 +294,24 @@ void cut_release(CutInterface *c);
 
 typedef VEC(int64_t) I64Vec;
 
-typedef enum { AK_SHARED, AK_GLOBAL, AK_CONVERTED, AK_PASSTHROUGH, AK_COMPUTED, AK_MIXED } ASrcKind;
-typedef enum { CK_ZERO, CK_PHASE_ACC, CK_LOADED, CK_COMPUTED, CK_MIXED } CKind;
+typedef enum {
+	AK_SHARED,
+	AK_GLOBAL,
+	AK_CONVERTED,
+	AK_PASSTHROUGH,
+	AK_COMPUTED,
+	AK_MIXED,
+	AK_GENERIC, /* loaded through a generic address of unknown space */
+	AK_LOADED, /* loaded from another space (a_space: local, const, param, tex ...) */
+} ASrcKind;
+typedef enum {
+	CK_ZERO,
+	CK_PHASE_ACC,
+	CK_LOADED,
+	CK_COMPUTED,
+	CK_MIXED,
+	CK_LOOP_CARRIED, /* an mma's D around a loop, c_entry_* on entry */
+} CKind;
 const char *asrc_kind_name(ASrcKind k);
 const char *ckind_name(CKind k);
 
@@ -272,15 +327,35 @@ typedef struct {
 	/* operand sources */
 	ASrcKind a_kind;
 	int32_t a_from_phase;       /* AK_CONVERTED / AK_PASSTHROUGH: phase q, else -1 */
+	Space a_space;              /* AK_LOADED: the space */
+	bool a_descriptor;          /* A (of some tuples) is a wgmma matrix descriptor */
+	Str a_through[4];           /* the opcodes (prmt.b32, cvt...) between the loads
+	                               and A, in the order met */
+	uint8_t a_nthrough;
+	uint32_t a_through_evidence; /* the first such statement */
 	CKind c_kind;
-	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q, else -1 */
+	int32_t c_from_phase;       /* CK_PHASE_ACC: phase q; CK_LOOP_CARRIED: the
+	                               phase whose D comes round the loop (this one,
+	                               or a later one of the loop body); else -1 */
 	Space c_space;              /* CK_LOADED */
+	CKind c_entry_kind;         /* CK_LOOP_CARRIED: the kind on entry to the loop */
+	int32_t c_entry_from_phase; /* ... CK_PHASE_ACC: phase q, else -1 */
+	Space c_entry_space;        /* ... CK_LOADED */
 	I64Vec a_offsets;     /* AK_SHARED: distinct constant offsets, first-use order */
 	I64Vec c_bytes;       /* CK_LOADED: sorted distinct element offsets */
+	bool c_bytes_known;   /* CK_LOADED: c_bytes holds every element's offset
+	                         (plain loads whose addresses resolve) */
 	bool b_loaded;              /* B registers come from loads that resolved */
 	int64_t b_lo, b_hi;         /* weight_bytes: [lo, hi] element offsets */
 	Str b_base;                 /* the base the B loads resolve to (param name) */
 	int64_t b_param_off;
+	bool b_stride_known; /* every B address has the same variable part,
+	                        exactly sum b_stride[i].bytes x register */
+	uint8_t b_nstride;
+	struct {
+		Str reg; /* "%tid.x" */
+		int64_t bytes;
+	} b_stride[4];
 	/* evidence: statement numbers behind the derived values */
 	uint32_t a_evidence, c_evidence, b_evidence;
 	StrBuf epilogue_ops;        /* one operation per line: "name N M ...", the

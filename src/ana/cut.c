@@ -8,6 +8,15 @@
  * accesses conflict unless addr.c resolves both and addr_disjoint proves
  * them apart, so a cut asks addr.c, and neither of those depends on this
  * file.
+ *
+ * Decisions:
+ *  - live-in is what the range needs from before it: the registers it
+ *    reads whose value comes from outside, and those it writes only by
+ *    definitions that do not kill (guarded, one vector element) while
+ *    they are live after that write, whose old value leaves the range
+ *    when the write does not take effect (a guarded mma's D).  The
+ *    latter are flagged (CutReg.through): nothing in the range reads
+ *    them.
  */
 #include "df_internal.h"
 
@@ -146,24 +155,53 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			bool outside = rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
 			if (outside) {
 				bit_set(seen, r);
-				CutReg cr = {r, s, 0};
+				CutReg cr = {r, s, 0, false};
 				VEC_PUSH(out->live_in, cr);
 			}
 		}
 	}
 
-	/* live-out: defined in the range, live after it; only the uses of those
-	 * registers are needed */
-	memset(seen, 0, (W + 1) * sizeof(uint64_t));
+	/* the registers the range defines: only their uses are needed for
+	 * what follows */
+	uint64_t *defd = xcalloc(W + 1, sizeof(uint64_t));
 	VEC(uint32_t) cands = {0};
 	for (uint32_t s = first; s <= last; s++)
 		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++)
-			if (!bit_get(seen, df->defs.v[d])) {
-				bit_set(seen, df->defs.v[d]);
+			if (!bit_get(defd, df->defs.v[d])) {
+				bit_set(defd, df->defs.v[d]);
 				VEC_PUSH(cands, df->defs.v[d]);
 			}
 	df_need_uses_of(df, cands.v, cands.n);
 	VEC_FREE(cands);
+	free(defd);
+
+	/* live-in through a definition that does not kill (a guarded one, or
+	 * one vector element): when it does not take effect the value from
+	 * before the range is what the register holds after it, so that value
+	 * is an input of the range if the register is live past the
+	 * definition.  In statement order among the uses above. */
+	for (uint32_t s = first; s <= last; s++)
+		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
+			uint32_t r = df->defs.v[d];
+			if (df->defkill.v[d] || bit_get(seen, r))
+				continue;
+			Reach rr = df_reach(df, s, r);
+			bool outside =
+			    rr.n == 0 || rr.entry || rr.min < first || rr.max > last;
+			if (!outside || !df_live_after(df, s, r))
+				continue;
+			bit_set(seen, r);
+			size_t at = out->live_in.n;
+			while (at > 0 && out->live_in.v[at - 1].stmt > s)
+				at--;
+			CutReg cr = {r, s, 0, true};
+			VEC_PUSH(out->live_in, cr);
+			memmove(out->live_in.v + at + 1, out->live_in.v + at,
+			        (out->live_in.n - 1 - at) * sizeof(CutReg));
+			out->live_in.v[at] = cr;
+		}
+
+	/* live-out: defined in the range, live after it */
 	memset(seen, 0, (W + 1) * sizeof(uint64_t));
 	for (uint32_t s = first; s <= last; s++) {
 		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
@@ -175,7 +213,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 				continue;
 			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
 			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
-			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r)};
+			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r),
+			             false};
 			VEC_PUSH(out->live_out, cr);
 		}
 	}

@@ -25,6 +25,10 @@
  *    before it reaches past it too, so a use after both sees DF_DEF_MANY.
  *  - Writing one element of a vector register (%v.x) is a definition that
  *    does not kill.
+ *  - wgmma.mma_async reads its accumulator unless scale-d is the immediate
+ *    0 (the PTX ISA: D = A * B then), so such a wgmma's D is defined, not
+ *    used, and is not live into it.  A predicate scale-d may be true: D is
+ *    read.
  *  - An opcode this file does not know (OP_UNKNOWN) defines and uses its
  *    first operand (conservative: the old value stays live).
  *  - Queries memoise into the Dataflow, so the ones that do take a
@@ -43,6 +47,55 @@
 #include <string.h>
 
 /* ---- defs and uses ------------------------------------------------------- */
+
+/* [p, end) is a run of one or more '0' digits, optionally followed by a U
+ * suffix. */
+static bool zero_digits(const char *p, const char *end)
+{
+	if (p < end && (end[-1] == 'U' || end[-1] == 'u'))
+		end--;
+	if (p == end)
+		return false;
+	for (; p < end; p++)
+		if (*p != '0')
+			return false;
+	return true;
+}
+
+bool df_opd_is_zero(const Module *m, const Operand *o)
+{
+	Str t = opd_str(m, o);
+	const char *p = t.p, *end = t.p + t.n;
+	if (o->kind == OPD_INT) {
+		/* 0, 00 (octal), 0x0, 0b0, 0U; -0 is the same integer */
+		if (p < end && (*p == '-' || *p == '+'))
+			p++;
+		if (end - p > 2 && p[0] == '0' && strchr("xXbB", p[1]))
+			p += 2;
+		return zero_digits(p, end);
+	}
+	if (o->kind != OPD_FLOAT || p == end)
+		return false;
+	/* 0f00000000 / 0d0000000000000000: the bits; 0f80000000 is -0.0 */
+	if (end - p > 2 && p[0] == '0' && strchr("fFdD", p[1]))
+		return zero_digits(p + 2, end);
+	/* a decimal literal (0.0, 0e5): every digit of the mantissa 0, no sign */
+	bool digit = false;
+	for (; p < end && *p != 'e' && *p != 'E'; p++) {
+		if (*p == '.')
+			continue;
+		if (*p != '0')
+			return false;
+		digit = true;
+	}
+	return digit;
+}
+
+bool df_wgmma_reads_d(const Module *m, const Stmt *s)
+{
+	/* d, a, b, scale-d, ...: scale-d is the fourth operand in every form */
+	return !(s->nopd >= 4 && df_opd_is_zero(m, stmt_opd(m, s, 3)));
+}
 
 enum { R_NONE = 0, R_USE = 1, R_DEF = 2, R_DEFUSE = 3 };
 
@@ -67,8 +120,11 @@ static int first_role(const Module *m, const Stmt *s)
 		/* bar.red.popc.u32 %r1, 0, %p defines %r1 */
 		return stmt_has_mod(m, s, ".red") ? R_DEF : R_USE;
 	case OP_WGMMA:
-		/* the accumulator is read (scale-d) and written */
-		return stmt_opcode_is(m, s, "wgmma.mma_async") ? R_DEFUSE : R_USE;
+		/* the accumulator is written, and read unless scale-d is the
+		 * immediate 0 (D = A * B) */
+		if (!stmt_opcode_is(m, s, "wgmma.mma_async"))
+			return R_USE;
+		return df_wgmma_reads_d(m, s) ? R_DEFUSE : R_DEF;
 	case OP_TCGEN05:
 		return stmt_opcode_is(m, s, "tcgen05.ld") ? R_DEF : R_USE;
 	default:

@@ -11,6 +11,9 @@
  * predecessor blocks whose result is memoised per (block, register).  That
  * keeps df_build linear and makes the common query (straight-line
  * tensor-core code: the definition is in the same block) a binary search.
+ * The memo keeps at most two definitions per (block, register); the whole
+ * set, for the few uses whose every definition matters (an accumulator at
+ * a loop head), is df_reaching_defs's walk, not memoised.
  *
  * Decisions (documented for the users of ana.h):
  *  - The function entry counts as a definition for reaching definitions: a
@@ -256,6 +259,93 @@ int64_t df_reaching_def(Dataflow *df, uint32_t stmt, uint32_t reg)
 	return DF_DEF_MANY;
 }
 
+int64_t df_def_before_in_block(Dataflow *df, uint32_t stmt, uint32_t reg)
+{
+	if (stmt >= df->nstmt || reg >= df->ndef_regs)
+		return DF_DEF_NONE;
+	uint32_t lo = df->rdef_off[reg], hi = df->rdef_off[reg + 1];
+	uint32_t p = lower_bound(df->rdef, lo, hi, stmt);
+	if (p > lo && df->rdef[p - 1] >= df->blk_start[df->blk_of[stmt]])
+		return df->rdef[p - 1];
+	return DF_DEF_NONE;
+}
+
+typedef VEC(uint32_t) DefList;
+
+/* Definitions of reg in [from, to), backwards from to, into v until a
+ * killing one; true if one killed. */
+static bool collect_back(const Dataflow *df, uint32_t reg, uint32_t from, uint32_t to,
+                         DefList *v)
+{
+	uint32_t lo = df->rdef_off[reg], hi = df->rdef_off[reg + 1];
+	uint32_t p = lower_bound(df->rdef, lo, hi, to);
+	while (p > lo && df->rdef[p - 1] >= from) {
+		p--;
+		VEC_PUSH(*v, df->rdef[p]);
+		if (df->rdef_kill[p])
+			return true;
+	}
+	return false;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint32_t df_reaching_defs(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out,
+                          uint32_t max, bool *entry)
+{
+	bool ent = false;
+	DefList v = {0};
+	if (stmt < df->nstmt && reg < df->ndef_regs) {
+		uint32_t b = df->blk_of[stmt];
+		if (!collect_back(df, reg, df->blk_start[b], stmt, &v)) {
+			/* back over the predecessors, each block once */
+			uint32_t ep = df_next_epoch(df);
+			VEC(uint32_t) wl = {0};
+			if (b == 0)
+				ent = true;
+			for (uint32_t i = df->pred_off[b]; i < df->pred_off[b + 1]; i++)
+				if (df->mark[df->pred[i]] != ep) {
+					df->mark[df->pred[i]] = ep;
+					VEC_PUSH(wl, df->pred[i]);
+				}
+			while (wl.n) {
+				uint32_t p = wl.v[--wl.n];
+				if (collect_back(df, reg, df->blk_start[p],
+				                 df->blk_start[p + 1], &v))
+					continue;
+				if (p == 0)
+					ent = true;
+				for (uint32_t i = df->pred_off[p];
+				     i < df->pred_off[p + 1]; i++)
+					if (df->mark[df->pred[i]] != ep) {
+						df->mark[df->pred[i]] = ep;
+						VEC_PUSH(wl, df->pred[i]);
+					}
+			}
+			VEC_FREE(wl);
+		}
+	} else if (stmt < df->nstmt)
+		ent = true; /* nothing defines it */
+	if (v.n > 1)
+		qsort(v.v, v.n, sizeof(uint32_t), cmp_u32);
+	uint32_t n = 0;
+	for (size_t i = 0; i < v.n; i++) {
+		if (i && v.v[i] == v.v[i - 1])
+			continue;
+		if (n < max)
+			out[n] = v.v[i];
+		n++;
+	}
+	VEC_FREE(v);
+	if (entry)
+		*entry = ent;
+	return n;
+}
+
 /* ---- liveness queries ---------------------------------------------------- */
 
 /* First element of list[off[reg]..off[reg+1]) that is > after, or UINT32_MAX. */
@@ -361,12 +451,6 @@ static void add_to_list(void *ctx, uint32_t u)
 {
 	UseList *l = ctx;
 	VEC_PUSH(l->v, u);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 uint32_t df_uses_of(Dataflow *df, uint32_t stmt, uint32_t reg, uint32_t *out, uint32_t max)

@@ -20,23 +20,28 @@ const char *space_name(Space s)
 	return (unsigned)s < SP__COUNT ? space_names[s] : "?";
 }
 
-/* Space of one opcode component (".shared::cta" -> SP_SHARED), or -1. */
+/* Space of one opcode component (".shared::cta" -> SP_SHARED), or -1.
+ * Every load of a phase's operands asks, so the name is matched by its
+ * second byte and length before any compare. */
 static int comp_space(const char *p, size_t n)
 {
 	size_t k = 0;
 	while (k < n && !(p[k] == ':' && k + 1 < n && p[k + 1] == ':'))
 		k++;
-	Str c = str_of(p, k);
-	if (str_eqc(c, ".global"))
-		return SP_GLOBAL;
-	if (str_eqc(c, ".shared"))
-		return SP_SHARED;
-	if (str_eqc(c, ".local"))
-		return SP_LOCAL;
-	if (str_eqc(c, ".const"))
-		return SP_CONST;
-	if (str_eqc(c, ".param"))
-		return SP_PARAM;
+	static const struct {
+		const char *name;
+		int space;
+	} spaces[] = {
+		{".global", SP_GLOBAL}, {".shared", SP_SHARED}, {".local", SP_LOCAL},
+		{".const", SP_CONST},   {".param", SP_PARAM},
+	};
+	if (k < 6 || k > 7)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(spaces); i++) {
+		const char *nm = spaces[i].name;
+		if (p[1] == nm[1] && nm[k] == 0 && !memcmp(p, nm, k))
+			return spaces[i].space;
+	}
 	return -1;
 }
 

@@ -84,11 +84,28 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 		cJSON_AddStringToObject(g, "weight_base", base);
 		free(base);
 		cJSON_AddNumberToObject(g, "weight_base_param_offset", (double)p->b_param_off);
+		/* the thread-dependent part of the B addresses: bytes per unit of
+		 * each special register, or null when it is not such a sum */
+		if (p->b_stride_known) {
+			cJSON *st = cJSON_AddObjectToObject(g, "weight_stride");
+			for (unsigned i = 0; i < p->b_nstride; i++) {
+				char *r = strz(p->b_stride[i].reg);
+				cJSON_AddNumberToObject(st, r,
+				                        (double)p->b_stride[i].bytes);
+				free(r);
+			}
+		} else
+			cJSON_AddNullToObject(g, "weight_stride");
 	} else
 		cJSON_AddNullToObject(g, "weight_bytes");
-	cJSON *cb = cJSON_AddArrayToObject(g, "c_source_bytes");
-	for (size_t i = 0; i < p->c_bytes.n; i++)
-		cJSON_AddItemToArray(cb, cJSON_CreateNumber((double)p->c_bytes.v[i]));
+	if (p->c_kind == CK_LOADED && !p->c_bytes_known)
+		cJSON_AddNullToObject(g, "c_source_bytes");
+	else {
+		cJSON *cb = cJSON_AddArrayToObject(g, "c_source_bytes");
+		for (size_t i = 0; i < p->c_bytes.n; i++)
+			cJSON_AddItemToArray(cb,
+			                     cJSON_CreateNumber((double)p->c_bytes.v[i]));
+	}
 	cJSON_AddItemToObject(g, "mma_stmt_range", stmt_range(p->first, p->last));
 	uint32_t ne = p->epi_last >= p->epi_first ? p->epi_last - p->epi_first + 1 : 0;
 	cJSON_AddNumberToObject(g, "epilogue_statements", ne);
@@ -99,10 +116,24 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 	cJSON_AddStringToObject(a, "kind", asrc_kind_name(p->a_kind));
 	if (p->a_from_phase >= 0)
 		cJSON_AddNumberToObject(a, "from_phase", p->a_from_phase);
+	if (p->a_kind == AK_LOADED)
+		cJSON_AddStringToObject(a, "space", space_name(p->a_space));
 	if (p->a_kind == AK_SHARED) {
 		cJSON *off = cJSON_AddArrayToObject(a, "arena_byte_offsets");
 		for (size_t i = 0; i < p->a_offsets.n; i++)
 			cJSON_AddItemToArray(off, cJSON_CreateNumber((double)p->a_offsets.v[i]));
+	}
+	if (p->a_descriptor)
+		cJSON_AddBoolToObject(a, "descriptor", true);
+	if (p->a_nthrough) {
+		cJSON *th = cJSON_AddArrayToObject(a, "through");
+		for (unsigned i = 0; i < p->a_nthrough; i++) {
+			char *op = strz(p->a_through[i]);
+			cJSON_AddItemToArray(th, cJSON_CreateString(op));
+			free(op);
+		}
+		cJSON_AddNumberToObject(a, "through_evidence_stmt",
+		                        p->a_through_evidence);
 	}
 	cJSON_AddNumberToObject(a, "evidence_stmt", p->a_evidence);
 	cJSON *c = cJSON_AddObjectToObject(o, "c_operand");
@@ -111,6 +142,15 @@ static cJSON *phase_json(const Module *m, const Phase *p)
 		cJSON_AddNumberToObject(c, "from_phase", p->c_from_phase);
 	if (p->c_kind == CK_LOADED)
 		cJSON_AddStringToObject(c, "space", space_name(p->c_space));
+	if (p->c_kind == CK_LOOP_CARRIED) {
+		cJSON_AddStringToObject(c, "entry", ckind_name(p->c_entry_kind));
+		if (p->c_entry_from_phase >= 0)
+			cJSON_AddNumberToObject(c, "entry_from_phase",
+			                        p->c_entry_from_phase);
+		if (p->c_entry_kind == CK_LOADED)
+			cJSON_AddStringToObject(c, "entry_space",
+			                        space_name(p->c_entry_space));
+	}
 	cJSON_AddNumberToObject(c, "evidence_stmt", p->c_evidence);
 	if (p->b_loaded)
 		cJSON_AddNumberToObject(g, "weight_evidence_stmt", p->b_evidence);
@@ -138,13 +178,41 @@ static void ops_line(const Phase *p, StrBuf *out)
 		sb_adds(out, "-");
 }
 
+/* The first component of an opcode ("prmt" of "prmt.b32"). */
+static int op_stem(Str op)
+{
+	const char *d = memchr(op.p, '.', op.n);
+	return d ? (int)(d - op.p) : (int)op.n;
+}
+
 static void kind_text(const Phase *p, int which, char *buf, size_t n)
 {
 	if (which == 0) {
 		if (p->a_from_phase >= 0)
 			snprintf(buf, n, "%s(p%d)", asrc_kind_name(p->a_kind), p->a_from_phase);
+		else if (p->a_kind == AK_LOADED)
+			snprintf(buf, n, "loaded:%s", space_name(p->a_space));
 		else
 			snprintf(buf, n, "%s", asrc_kind_name(p->a_kind));
+		/* "shared~prmt": loaded, then moved by the opcodes named in --json */
+		if (p->a_nthrough) {
+			size_t k = strlen(buf);
+			snprintf(buf + k, n - k, "~%.*s", op_stem(p->a_through[0]),
+			         p->a_through[0].p);
+		}
+	} else if (p->c_kind == CK_LOOP_CARRIED) {
+		/* "loop_carried(p3,zero)": phase 3's D comes round, zero on entry */
+		char entry[32];
+		if (p->c_entry_from_phase >= 0)
+			snprintf(entry, sizeof entry, "%s(p%d)",
+			         ckind_name(p->c_entry_kind), p->c_entry_from_phase);
+		else if (p->c_entry_kind == CK_LOADED)
+			snprintf(entry, sizeof entry, "loaded:%s",
+			         space_name(p->c_entry_space));
+		else
+			snprintf(entry, sizeof entry, "%s", ckind_name(p->c_entry_kind));
+		snprintf(buf, n, "%s(p%d,%s)", ckind_name(p->c_kind), p->c_from_phase,
+		         entry);
 	} else {
 		if (p->c_from_phase >= 0)
 			snprintf(buf, n, "%s(p%d)", ckind_name(p->c_kind), p->c_from_phase);

@@ -2,7 +2,8 @@
  * show.c - `d4r-splice show MODULE (--phase N | --stmts A:B)`: statements of
  * a phase or range with their numbers and source lines; --live adds the cut
  * interface (live-in / live-out registers with types and first use or last
- * definition) and the range's memory effects.
+ * definition; a register the range writes under a guard without reading it
+ * is live-in as well, and says so) and the range's memory effects.
  */
 #include "ana/ana.h"
 #include "cmd.h"
@@ -28,17 +29,32 @@ int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 	for (size_t i = 0; i < cut.live_in.n; i++) {
 		const RegInfo *r = df_reg(df, cut.live_in.v[i].reg);
 		const Stmt *s = func_stmt(m, f, cut.live_in.v[i].stmt);
-		printf("  %-12.*s %-6.*s first use s%u (line %u)\n", (int)r->name.n, r->name.p,
-		       (int)r->type.n, r->type.p, cut.live_in.v[i].stmt, s->line);
+		if (cut.live_in.v[i].through)
+			printf("  %-12.*s %-6.*s not read; %s write s%u (line %u) %s\n",
+			       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+			       (s->flags & STMT_GUARD) ? "guarded" : "partial",
+			       cut.live_in.v[i].stmt, s->line,
+			       (s->flags & STMT_GUARD)
+			           ? "keeps the old value when its guard is false"
+			           : "keeps the other elements");
+		else
+			printf("  %-12.*s %-6.*s first use s%u (line %u)\n",
+			       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+			       cut.live_in.v[i].stmt, s->line);
 	}
 	printf("live-out (%zu): registers defined in s%u-s%u and read after s%u\n", cut.live_out.n,
 	       a, b, b);
 	for (size_t i = 0; i < cut.live_out.n; i++) {
 		const RegInfo *r = df_reg(df, cut.live_out.v[i].reg);
 		const Stmt *s = func_stmt(m, f, cut.live_out.v[i].stmt);
-		printf("  %-12.*s %-6.*s last def s%u (line %u), first use after s%u\n",
-		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p, cut.live_out.v[i].stmt,
-		       s->line, cut.live_out.v[i].use);
+		bool through = false;
+		for (size_t k = 0; k < cut.live_in.n && !through; k++)
+			through = cut.live_in.v[k].through &&
+			          cut.live_in.v[k].reg == cut.live_out.v[i].reg;
+		printf("  %-12.*s %-6.*s last def s%u (line %u), first use after s%u%s\n",
+		       (int)r->name.n, r->name.p, (int)r->type.n, r->type.p,
+		       cut.live_out.v[i].stmt, s->line, cut.live_out.v[i].use,
+		       through ? "; live-in too (guarded or partial write)" : "");
 	}
 	printf("bytes per warp across the cut: %u in, %u out\n",
 	       cut_warp_bytes(df, cut.live_in.v, cut.live_in.n),

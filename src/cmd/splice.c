@@ -35,12 +35,56 @@ static const char *const usage[] = {
 
 /*
  * --every-phase: the built-in template spliced into every mma phase of every
- * entry (or --entry) of one module, in memory, one line per phase.  Each
- * splice is checked to keep every byte outside its region, and with
- * --check=ptxas the spliced module must pass ptxas -e ENTRY.  This is the
- * mechanism's proof on real vendor code (tests/corpus/t0300) and the
- * splice-time benchmark (times against the parse of the same run).
+ * function with a body, .entry and .func alike (or --entry), of one module,
+ * in memory, one line per phase: "ok", "FAIL" with the error, or "skip"
+ * with the reason when the template cannot apply to the cut (perturb and a
+ * wgmma whose wait is outside it).  Each splice is checked to keep every
+ * byte outside its region, and with --check=ptxas the spliced module must
+ * pass ptxas -e ENTRY (the whole module for a .func); what ptxas says about
+ * a module it accepts is shown, not summarised as "ptxas ok".  A run that
+ * splices nothing proves nothing and exits 2, as one with a failure does.
+ * This is the mechanism's proof on real vendor code (tests/corpus/t0300)
+ * and the splice-time benchmark (times against the parse of the same run).
  */
+
+/* The function kinds --every-phase splices into: every one with a body. */
+static bool every_phase_func(const Module *m, const Func *f, const char *entry_opt)
+{
+	if ((f->flags & FNF_DECL) || !f->nstmt)
+		return false;
+	return !entry_opt || str_eqc(mod_str(m, f->name), entry_opt);
+}
+
+/* ptxas's -e for function f: its name for an entry; none (the whole
+ * module) for a .func, which ptxas compiles with the entries. */
+static const char *ptxas_entry(const Func *f, const char *name)
+{
+	return f->kind == FN_ENTRY ? name : NULL;
+}
+
+/* Prints what ptxas said about a module it accepted, indented, after the
+ * verdict "ptxas accepts it with N messages"; nothing when it said
+ * nothing. */
+static void ptxas_messages(const StrBuf *log)
+{
+	for (const char *q = log->p; q && *q;) {
+		const char *nl = strchr(q, '\n');
+		size_t n = nl ? (size_t)(nl - q) : strlen(q);
+		if (n)
+			printf("      %.*s\n", (int)n, q);
+		q = nl ? nl + 1 : NULL;
+	}
+}
+
+static unsigned log_lines(const StrBuf *log)
+{
+	unsigned n = 0;
+	for (const char *q = log->p; q && *q; q++)
+		n += *q == '\n';
+	if (log->n && log->p[log->n - 1] != '\n')
+		n++;
+	return n;
+}
 /* The output line `line` of a module spliced many times belongs to the
  * region whose "d4r-splice: begin" line comes last before it (unless an
  * "end" marker came between): names that region's begin line. */
@@ -124,15 +168,13 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	const MapFile mf = lm.mf;
 	char arch[64];
 	check_arch(m0, arch_opt, arch);
-	unsigned n = 0, failed = 0, nentries = 0;
+	unsigned n = 0, failed = 0, nentries = 0, skipped = 0, spliced = 0;
 	double t0 = now_seconds();
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
 		const Func *f0 = &m0->funcs.v[fi];
-		if ((f0->flags & FNF_DECL) || !f0->nstmt || f0->kind != FN_ENTRY)
+		if (!every_phase_func(m0, f0, entry_opt))
 			continue;
 		Str fname = mod_str(m0, f0->name);
-		if (entry_opt && !str_eqc(fname, entry_opt))
-			continue;
 		char *ename = xstrndup(fname.p, fname.n);
 		PhaseList pl;
 		ana_phase_find(m0, f0, 0, &pl);
@@ -144,7 +186,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		/* the current text: starts as the module's bytes */
 		StrBuf cur = STRBUF_INIT;
 		sb_addn(&cur, mf.p, mf.n);
-		unsigned ok = 0;
+		unsigned ok = 0, skip = 0;
 		const char *why = NULL;
 		for (size_t p = pl.n; p-- > 0 && !why;) {
 			Module *m = ptx_parse(module_path, cur.p, cur.n, &e);
@@ -160,7 +202,12 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			memset(&res, 0, sizeof res);
 			SpliceRequest req = {m, ename, &r, NULL, false};
 			n++;
-			if (splice_run(&req, &res, &e) < 0) {
+			int src = splice_run(&req, &res, &e);
+			if (src < 0 && res.refused) {
+				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				skip++;
+			} else if (src < 0) {
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
 				       err_msg(&e));
 				failed++;
@@ -181,9 +228,12 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			mod_free(m);
 		}
 		const char *verdict = "";
-		if (!why && !strcmp(check, "ptxas")) {
-			StrBuf log = STRBUF_INIT;
-			int pr = splice_ptxas(cur.p, cur.n, arch, ename, NULL, "spliced", &log, &e);
+		char vbuf[64];
+		StrBuf log = STRBUF_INIT;
+		bool show_log = false;
+		if (!why && ok && !strcmp(check, "ptxas")) {
+			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
+			                      NULL, "spliced", &log, &e);
 			if (pr < 0) {
 				printf("FAIL  %s: %s\n", ename, err_msg(&e));
 				failed++;
@@ -203,23 +253,47 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 						break;
 				}
 				failed++;
+			} else if (log.n) {
+				snprintf(vbuf, sizeof vbuf,
+				         ", ptxas accepts it with %u messages:",
+				         log_lines(&log));
+				verdict = vbuf;
+				show_log = true;
 			} else
 				verdict = ", ptxas ok";
-			sb_release(&log);
 		}
-		if (!why)
-			printf("ok    %s: %u of %zu phases spliced together (%s)%s\n", ename, ok, pl.n, tname,
-			       verdict);
+		if (!why && ok) {
+			if (skip)
+				printf("ok    %s: %u of %zu phases spliced together "
+				       "(%s), %u skipped%s\n",
+				       ename, ok, pl.n, tname, skip, verdict);
+			else
+				printf("ok    %s: %u of %zu phases spliced together "
+				       "(%s)%s\n",
+				       ename, ok, pl.n, tname, verdict);
+			if (show_log)
+				ptxas_messages(&log);
+		}
+		sb_release(&log);
+		spliced += ok;
+		skipped += skip;
 		fflush(stdout);
 		sb_release(&cur);
 		phases_release(&pl);
 		free(ename);
 	}
-	printf("%s: %u entries, %u splices (%s, together), %u failed, %.1f s\n", module_path, nentries,
-	       n, tname, failed, now_seconds() - t0);
+	char skips[48] = "";
+	if (skipped)
+		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
+	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
+	       failed, now_seconds() - t0);
+	if (!failed && !spliced)
+		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n",
+		       module_path, skipped);
 	cmd_unload_module(&lm);
 	err_release(&e);
-	return failed ? EXIT_ERROR : EXIT_OK;
+	return failed || !spliced ? EXIT_ERROR : EXIT_OK;
 }
 
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
@@ -234,15 +308,13 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	const MapFile mf = lm.mf;
 	char arch[64];
 	check_arch(m, arch_opt, arch);
-	unsigned n = 0, failed = 0;
+	unsigned n = 0, failed = 0, skipped = 0;
 	double t_splice = 0, t_max = 0;
 	for (size_t fi = 0; fi < m->funcs.n; fi++) {
 		const Func *f = &m->funcs.v[fi];
-		if ((f->flags & FNF_DECL) || !f->nstmt || f->kind != FN_ENTRY)
+		if (!every_phase_func(m, f, entry_opt))
 			continue;
 		Str fname = mod_str(m, f->name);
-		if (entry_opt && !str_eqc(fname, entry_opt))
-			continue;
 		char *ename = xstrndup(fname.p, fname.n);
 		PhaseList pl;
 		ana_phase_find(m, f, 0, &pl);
@@ -262,30 +334,54 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				t_max = dt;
 			const char *why = NULL;
 			StrBuf log = STRBUF_INIT;
+			bool ptxas = !strcmp(check, "ptxas");
+			if (rc < 0 && res.refused) {
+				skipped++;
+				n--;
+				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				fflush(stdout);
+				sb_release(&log);
+				splice_result_release(&res);
+				continue;
+			}
 			if (rc < 0)
 				why = err_msg(&e);
 			else {
 				/* bytes outside the region are the input's */
 				if (!outside_kept(&res, mf.p, mf.n))
 					why = "bytes outside the cut changed";
-				else if (!strcmp(check, "ptxas")) {
-					int pr = splice_ptxas(res.text.p, res.text.n, arch, ename, &res, module_path,
-					                      &log, &e);
+				else if (ptxas) {
+					int pr =
+					    splice_ptxas(res.text.p, res.text.n, arch,
+					                 ptxas_entry(f, ename), &res,
+					                 module_path, &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
 						why = log.p ? log.p : "ptxas rejects it";
 				}
 			}
+			char verdict[64] = "";
+			if (ptxas && log.n)
+				snprintf(verdict, sizeof verdict,
+				         ", ptxas accepts it with %u messages:",
+				         log_lines(&log));
+			else if (ptxas)
+				snprintf(verdict, sizeof verdict, ", ptxas ok");
 			if (why) {
 				failed++;
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
 				       why);
-			} else
-				printf("ok    %s phase %u s%u..s%u: %u mma, %u live-in, %u live-out, %u renamed, "
-				       "%.2f ms%s\n", ename, pl.v[p].number, r.first, r.last, res.mma,
-				       res.n_live_in, res.n_live_out, res.n_renamed, dt * 1e3,
-				       strcmp(check, "ptxas") ? "" : ", ptxas ok");
+			} else {
+				printf("ok    %s phase %u s%u..s%u: %u mma, %u live-in, "
+				       "%u live-out, %u renamed, "
+				       "%.2f ms%s\n",
+				       ename, pl.v[p].number, r.first, r.last, res.mma,
+				       res.n_live_in, res.n_live_out, res.n_renamed,
+				       dt * 1e3, verdict);
+				ptxas_messages(&log);
+			}
 			fflush(stdout);
 			sb_release(&log);
 			splice_result_release(&res);
@@ -293,12 +389,22 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 		phases_release(&pl);
 		free(ename);
 	}
-	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed; splice mean %.2f ms, max "
-	       "%.2f ms (%.2fx the parse)\n", module_path, mf.n, t_parse * 1e3, n, tname, failed,
-	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3, t_parse > 0 ? t_max / t_parse : 0.0);
+	char skips[48] = "";
+	if (skipped)
+		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed%s; splice mean "
+	       "%.2f ms, max "
+	       "%.2f ms (%.2fx the parse)\n",
+	       module_path, mf.n, t_parse * 1e3, n, tname, failed, skips,
+	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3,
+	       t_parse > 0 ? t_max / t_parse : 0.0);
+	unsigned ok = n - failed;
+	if (!ok)
+		printf("%s: nothing was spliced (%u phases%s): nothing is proven\n",
+		       module_path, n + skipped, skipped ? ", all skipped" : "");
 	cmd_unload_module(&lm);
 	err_release(&e);
-	return failed ? EXIT_ERROR : EXIT_OK;
+	return failed || !ok ? EXIT_ERROR : EXIT_OK;
 }
 
 int cmd_splice(int argc, char **argv)
@@ -446,9 +552,14 @@ int cmd_splice(int argc, char **argv)
 		                        &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
-		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch, loc.entry,
-			        ptxas_rc ? "REJECTED" : "ok");
+		/* what ptxas says of a module it accepts is shown too: a warning
+		 * (an injected wait, a serialised wgmma) is a finding */
+		if (!quiet || ptxas_rc || log.n)
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch,
+			        loc.entry,
+			        ptxas_rc ? "REJECTED"
+			        : log.n  ? "accepted, with these messages:"
+			                 : "ok");
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}

@@ -24,8 +24,10 @@
  * (a temporary of the cut) to a fresh name and binding the live registers
  * to themselves, so it exercises the whole mechanism on any range of any
  * module; "perturb" is identity plus one change that must alter the frame
- * (1.0 added to the first D register of the cut's first mma), for the GPU
- * sensitivity test.
+ * (1.0 added to the first D register of the cut's first mma, right after
+ * it; for a wgmma.mma_async, whose accumulators are in flight until a
+ * wgmma.wait_group completes it, after that wait in the cut, or refused
+ * with the reason when the cut holds none), for the GPU sensitivity test.
  */
 #include "splice.h"
 
@@ -505,6 +507,51 @@ static bool idset_has(const IdSet *s, uint32_t id)
 	return s->n && bsearch(&id, s->ids, s->n, sizeof(uint32_t), cmp_u32);
 }
 
+/*
+ * Where perturb may change the first D register `reg` of the wgmma.mma_async
+ * at statement i0: not before a wgmma.wait_group of the cut completes the
+ * group of the last wgmma (from i0 on) that writes reg.  The PTX ISA leaves
+ * touching an accumulator of a wgmma in flight undefined, and ptxas injects
+ * waits around such code.  wgmma.wait_group N leaves the N most recent
+ * committed groups pending, so a writer's group is complete at it once N + 1
+ * commits follow the writer.  Straight-line code only: a label or branch
+ * ends the search.  Returns the wait's statement, or -1.
+ */
+static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32_t i0,
+                                   uint32_t reg)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	uint32_t commits = 0; /* since the last writer of reg */
+	for (uint32_t i = i0; i <= cut->last; i++) {
+		const Stmt *s = st(m, f, i);
+		if (i > i0 && label_inside(m, f, i - 1, i))
+			return -1;
+		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET ||
+		    s->op == OP_EXIT)
+			return -1;
+		if (s->op != OP_WGMMA)
+			continue;
+		if (stmt_opcode_is(m, s, "wgmma.mma_async") &&
+		    df_stmt_defines(df, i, reg, NULL))
+			commits = 0;
+		else if (stmt_opcode_is(m, s, "wgmma.commit_group"))
+			commits++;
+		else if (stmt_opcode_is(m, s, "wgmma.wait_group") && s->nopd >= 1 &&
+		         stmt_opd(m, s, 0)->kind == OPD_INT) {
+			Str t = opd_str(m, stmt_opd(m, s, 0));
+			char buf[24];
+			snprintf(buf, sizeof buf, "%.*s", (int)(t.n < 23 ? t.n : 23),
+			         t.p);
+			char *q;
+			unsigned long n = strtoul(buf, &q, 0);
+			if (!*q && commits >= 1 && commits - 1 >= n)
+				return i;
+		}
+	}
+	return -1;
+}
+
 /* The built-in templates: the cut's own text, temporaries renamed. */
 static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
                           const char *prefix, bool scoped, Region *rg, SpliceResult *res, Err *e)
@@ -583,9 +630,11 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 	StrBuf names = STRBUF_INIT; /* holds the new names; offsets into it */
 	VEC(size_t) name_off = {0};
 	bool perturbed = false;
-	char pert[256] = "";
-	/* perturb changes the cut's first mma */
+	char pert[320] = "";
+	/* perturb changes the cut's first mma: right after it, or for a wgmma
+	 * after the wait that completes it (pert_after) */
 	int64_t pert_at = perturb ? ana_mma_first(m, f, cut->first, cut->last) : -1;
+	int64_t pert_after = pert_at;
 	for (uint32_t i = cut->first; i <= cut->last; i++) {
 		const Stmt *s = st(m, f, i);
 		uint32_t a, b;
@@ -624,6 +673,26 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				return err_set(e, "perturb: cannot find the D register or type of s%u", i);
 			}
 			const RegInfo *ri = df_reg(df, (uint32_t)id);
+			bool async = stmt_opcode_is(m, s, "wgmma.mma_async");
+			if (async && (pert_after = wgmma_perturb_after(
+			                  df, cut, i, (uint32_t)id)) < 0) {
+				VEC_FREE(rp);
+				VEC_FREE(name_off);
+				sb_release(&names);
+				VEC_FREE(tmp);
+				res->refused = true;
+				return err_set(e,
+				               "perturb: s%u is a wgmma.mma_async, whose "
+				               "accumulators may not be "
+				               "touched until a wgmma.wait_group "
+				               "completes it (undefined in the "
+				               "PTX ISA; ptxas injects waits), and no "
+				               "wgmma.wait_group in the cut "
+				               "s%u..s%u does: cut through the wait (the "
+				               "phase with its epilogue, "
+				               "or a statement range) to perturb it",
+				               i, cut->first, cut->last);
+			}
 			StrBuf dn = STRBUF_INIT;
 			if (idset_has(&set, (uint32_t)id)) {
 				Str nm = ri->name;
@@ -632,20 +701,29 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				sb_addf(&dn, "%s%.*s", prefix, (int)nm.n, nm.p);
 			} else
 				sb_addn(&dn, ri->name.p, ri->name.n);
+			/* after a wait, a wgmma.fence orders the add before any later
+			 * wgmma that reads the register */
+			const char *tail = async ? " wgmma.fence.sync.aligned;  // "
+			                           "d4r-splice: perturb, after "
+			                           "the wait that completes the wgmma"
+			                         : "  // d4r-splice: perturb";
 			if (!strcmp(dt, "f16"))
 				snprintf(pert, sizeof pert,
-				         " { .reg .b32 %sone; mov.b32 %sone, 0x3C003C00; add.rn.f16x2 %s, %s, "
-				         "%sone; }  // d4r-splice: perturb",
-				         prefix, prefix, dn.p, dn.p, prefix);
+				         " { .reg .b32 %sone; mov.b32 %sone, 0x3C003C00; "
+				         "add.rn.f16x2 %s, %s, "
+				         "%sone; }%s",
+				         prefix, prefix, dn.p, dn.p, prefix, tail);
 			else if (!strcmp(dt, "f32"))
-				snprintf(pert, sizeof pert, " add.f32 %s, %s, 0f3F800000;  // d4r-splice: perturb",
-				         dn.p, dn.p);
+				snprintf(pert, sizeof pert,
+				         " add.f32 %s, %s, 0f3F800000;%s", dn.p, dn.p,
+				         tail);
 			else if (!strcmp(dt, "s32"))
-				snprintf(pert, sizeof pert, " add.s32 %s, %s, 1;  // d4r-splice: perturb", dn.p,
-				         dn.p);
+				snprintf(pert, sizeof pert, " add.s32 %s, %s, 1;%s", dn.p,
+				         dn.p, tail);
 			else if (!strcmp(dt, "f64"))
 				snprintf(pert, sizeof pert,
-				         " add.f64 %s, %s, 0d3FF0000000000000;  // d4r-splice: perturb", dn.p, dn.p);
+				         " add.f64 %s, %s, 0d3FF0000000000000;%s", dn.p,
+				         dn.p, tail);
 			else {
 				sb_release(&dn);
 				VEC_FREE(rp);
@@ -656,10 +734,12 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				               i, dt);
 			}
 			sb_release(&dn);
+			perturbed = true;
+		}
+		if (perturbed && (int64_t)i == pert_after) {
 			Repl r = {s->off + s->len, 0, NULL, (size_t)-1}; /* marker: insert pert */
 			VEC_PUSH(rp, r);
 			VEC_PUSH(name_off, 0);
-			perturbed = true;
 		}
 	}
 	if (perturb && !perturbed) {

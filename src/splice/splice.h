@@ -66,6 +66,10 @@ typedef struct {
 	VEC(LineMapEntry) line_map;  /* one per output line of the region */
 	int64_t line_delta;          /* output line - input line after the region */
 	bool forced;                 /* --force overrode a refusal */
+	bool refused;                /* splice_run failed because the built-in
+	                                template cannot apply to this cut (perturb
+	                                and a wgmma not completed in it): the cut
+	                                is fine, the message says why */
 	StrBuf summary;              /* a few lines for stderr */
 } SpliceResult;
 

@@ -332,6 +332,107 @@ static void test_addr__cached(void **state)
 	fx_free(&x);
 }
 
+/* ---- strides of special registers -------------------------------------- */
+
+/* The stride of `name` in a, or 0 when it has none. */
+static int64_t stride_of(const Fx *x, const Addr *a, const char *name)
+{
+	for (unsigned i = 0; i < a->nstride; i++)
+		if (str_eqc(df_reg(x->df, a->stride[i].reg)->name, name))
+			return a->stride[i].bytes;
+	return 0;
+}
+
+static void test_addr__strides_exact(void **state)
+{
+	/* each address worked out by hand from the instructions */
+	Fx x = fx(HEAD ENTRY
+	          "\tld.param.u64 %rd1, [k_p1];\n"      /* 0 */
+	          "\tcvta.to.global.u64 %rd2, %rd1;\n"  /* 1 */
+	          "\tmov.u32 %r1, %tid.x;\n"            /* 2 */
+	          "\tshl.b32 %r2, %r1, 1;\n"            /* 3: 2 tid */
+	          "\tmul.wide.s32 %rd3, %r2, 4;\n"      /* 4: 8 tid */
+	          "\tadd.s64 %rd4, %rd2, %rd3;\n"       /* 5 */
+	          "\tld.global.u32 %r3, [%rd4+256];\n"  /* 6: p1 + 8 tid + 256 */
+	          "\tadd.s32 %r4, %r1, 16;\n"           /* 7: tid + 16 */
+	          "\tmul.lo.s32 %r5, %r4, 4;\n"         /* 8: 4 tid + 64 */
+	          "\tcvt.s64.s32 %rd5, %r5;\n"          /* 9 */
+	          "\tadd.s64 %rd6, %rd2, %rd5;\n"       /* 10 */
+	          "\tld.global.u32 %r6, [%rd6+4];\n"    /* 11: p1 + 4 tid + 68 */
+	          "\tmov.u32 %r7, %tid.y;\n"            /* 12 */
+	          "\tmad.lo.s32 %r8, %r7, 128, %r2;\n"  /* 13: 128 tid.y + 2 tid.x */
+	          "\tmul.wide.u32 %rd7, %r8, 2;\n"      /* 14: 256 tid.y + 4 tid.x */
+	          "\tadd.s64 %rd8, %rd2, %rd7;\n"       /* 15 */
+	          "\tld.global.u16 %rs1, [%rd8];\n"     /* 16 */
+	          "\tsub.s32 %r9, %r2, %r1;\n"          /* 17: tid */
+	          "\tsub.s32 %r10, %r9, %r1;\n"         /* 18: 0: tid cancels */
+	          "\tmul.wide.s32 %rd9, %r10, 4;\n"     /* 19 */
+	          "\tadd.s64 %rd10, %rd2, %rd9;\n"      /* 20 */
+	          "\tld.global.u32 %r11, [%rd10+12];\n" /* 21: p1 + 12 */
+	          "\tret;\n}\n");
+	Addr a = resolve(&x, 6, 1);
+	assert_int_equal(a.offset, 256);
+	assert_true(a.stride_known);
+	assert_int_equal(a.nstride, 1);
+	assert_int_equal(stride_of(&x, &a, "%tid.x"), 8);
+	a = resolve(&x, 11, 1);
+	assert_int_equal(a.offset, 68);
+	assert_true(a.stride_known);
+	assert_int_equal(stride_of(&x, &a, "%tid.x"), 4);
+	a = resolve(&x, 16, 1);
+	assert_int_equal(a.offset, 0);
+	assert_true(a.stride_known);
+	assert_int_equal(a.nstride, 2);
+	assert_int_equal(stride_of(&x, &a, "%tid.x"), 4);
+	assert_int_equal(stride_of(&x, &a, "%tid.y"), 256);
+	a = resolve(&x, 21, 1);
+	assert_int_equal(a.offset, 12);
+	assert_false(a.variable);
+	assert_true(a.stride_known);
+	assert_int_equal(a.nstride, 0);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_addr__strides_unknown_not_guessed(void **state)
+{
+	Fx x = fx(HEAD ENTRY "\tld.param.u64 %rd1, [k_p1];\n" /* 0 */
+	                     "\tmov.u32 %r1, %tid.x;\n"       /* 1 */
+	                     /* 1023 << 22 does not fit an s32: the product may wrap */
+	                     "\tmul.lo.s32 %r2, %r1, 4194304;\n" /* 2 */
+	                     "\tcvt.s64.s32 %rd2, %r2;\n"        /* 3 */
+	                     "\tadd.s64 %rd3, %rd1, %rd2;\n"     /* 4 */
+	                     "\tld.global.u32 %r3, [%rd3];\n"    /* 5 */
+	                     /* tid + 2^31 - 16 may pass INT32_MAX: the add may wrap */
+	                     "\tadd.s32 %r4, %r1, 2147483632;\n" /* 6 */
+	                     "\tcvt.s64.s32 %rd4, %r4;\n"        /* 7 */
+	                     "\tadd.s64 %rd5, %rd1, %rd4;\n"     /* 8 */
+	                     "\tld.global.u32 %r5, [%rd5];\n"    /* 9 */
+	                     /* and with a mask: not linear */
+	                     "\tand.b32 %r6, %r1, 31;\n"      /* 10 */
+	                     "\tmul.wide.u32 %rd6, %r6, 4;\n" /* 11 */
+	                     "\tadd.s64 %rd7, %rd1, %rd6;\n"  /* 12 */
+	                     "\tld.global.u32 %r7, [%rd7];\n" /* 13 */
+	                     /* %warpid has no range in the PTX ISA: no stride through a
+	                      * 32-bit multiply */
+	                     "\tmov.u32 %r8, %warpid;\n"       /* 14 */
+	                     "\tshl.b32 %r9, %r8, 2;\n"        /* 15 */
+	                     "\tcvt.u64.u32 %rd8, %r9;\n"      /* 16 */
+	                     "\tadd.s64 %rd9, %rd1, %rd8;\n"   /* 17 */
+	                     "\tld.global.u32 %r10, [%rd9];\n" /* 18 */
+	                     "\tret;\n}\n");
+	static const uint32_t loads[] = {5, 9, 13, 18};
+	for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+		Addr a = resolve(&x, loads[i], 1);
+		if (a.stride_known)
+			fail_msg("s%u: a stride is stated where it is not known",
+			         loads[i]);
+		assert_true(a.variable);
+	}
+	(void)state;
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +445,8 @@ int main(void)
 		cmocka_unit_test(test_addr__integer_params_vectors_shfl_cvt),
 		cmocka_unit_test(test_addr__deep_chain_stops),
 		cmocka_unit_test(test_addr__cached),
+		cmocka_unit_test(test_addr__strides_exact),
+		cmocka_unit_test(test_addr__strides_unknown_not_guessed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

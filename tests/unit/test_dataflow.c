@@ -827,6 +827,184 @@ static void test_dataflow__cache_slots(void **state)
 	assert_int_equal(cache_freed, 2);
 }
 
+/* ---- issue 11: scale-d, zeros, reads and writes, guards, every definition */
+
+static void test_dataflow__wgmma_scale_d_zero_reads_no_d(void **state)
+{
+	Fx x = fx(
+	    HEAD
+	    ".visible .entry k()\n{\n"
+	    "\t.reg .pred %p<4>;\n\t.reg .f32 %f<10>;\n\t.reg .b64 %rd<4>;\n"
+	    "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, "
+	    "%rd1, %rd2, 0, 1, 1, 0, 0;\n" /* 0: D = A * B */
+	    "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, "
+	    "%rd1, %rd2, %p1, 1, 1, 0, 0;\n" /* 1: D read when %p1 */
+	    "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, "
+	    "%rd1, %rd2, 1, 1, 1, 0, 0;\n" /* 2: D read */
+	    "\tret;\n}\n");
+	DEFS(x, 0, "%f1,%f2,%f3,%f4");
+	USES(x, 0, "%rd1,%rd2");
+	USES(x, 1, "%f1,%f2,%f3,%f4,%rd1,%rd2,%p1");
+	USES(x, 2, "%f1,%f2,%f3,%f4,%rd1,%rd2");
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 0, 0, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2); /* the two descriptors only */
+	cut_release(&c);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__zero_literals(void **state)
+{
+	/* every bit zero, or not: written out by hand */
+	Fx x = fx(HEAD ".visible .entry k()\n{\n"
+	               "\t.reg .b32 %r<40>;\n\t.reg .f32 %f<40>;\n\t.reg .f64 %fd<4>;\n"
+	               "\tmov.b32 %r1, 0;\n"                   /* 0 yes */
+	               "\tmov.b32 %r1, 0x0;\n"                 /* 1 yes */
+	               "\tmov.b32 %r1, 00;\n"                  /* 2 yes */
+	               "\tmov.b32 %r1, 0U;\n"                  /* 3 yes */
+	               "\tmov.b32 %r1, -0;\n"                  /* 4 yes: the integer 0 */
+	               "\tmov.f32 %f1, 0f00000000;\n"          /* 5 yes */
+	               "\tmov.f64 %fd1, 0d0000000000000000;\n" /* 6 yes */
+	               "\tmov.f32 %f1, 0.0;\n"                 /* 7 yes */
+	               "\tmov.b32 %r1, 1;\n"                   /* 8 no */
+	               "\tmov.b32 %r1, 0x10;\n"                /* 9 no */
+	               "\tmov.f32 %f1, 0f80000000;\n"          /* 10 no: -0.0 */
+	               "\tmov.f32 %f1, 1.0;\n"                 /* 11 no */
+	               "\tmov.f32 %f1, 0f3F800000;\n"          /* 12 no */
+	               "\tmov.b32 %r1, %r2;\n"                 /* 13 no: a register */
+	               "\tmov.f32 %f1, 0f00000001;\n"          /* 14 no: a denormal */
+	               "\tret;\n}\n");
+	static const bool want[] = {true,  true,  true,  true,  true,  true,  true, true,
+	                            false, false, false, false, false, false, false};
+	for (uint32_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		const Stmt *s = func_stmt(x.m, df_func(x.df), i);
+		if (df_opd_is_zero(x.m, stmt_opd(x.m, s, 1)) != want[i])
+			fail_msg("s%u: df_opd_is_zero says %d", i, !want[i]);
+	}
+	(void)state;
+	fx_free(&x);
+}
+
+static const char GUARDED[] =
+    HEAD ".visible .entry k(.param .u64 k_p0, .param .u32 k_p1)\n{\n"
+         "\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n\t.reg .b64 %rd<4>;\n"
+         "\tld.param.u64 %rd1, [k_p0];\n" /* 0 */
+         "\tld.param.u32 %r1, [k_p1];\n"  /* 1 */
+         "\tsetp.ne.s32 %p1, %r1, 0;\n"   /* 2 */
+         "\tmov.u32 %r2, 7;\n"            /* 3 */
+         "\tmov.u32 %r3, 2;\n"            /* 4 */
+         "\tadd.s32 %r2, %r2, %r3;\n"     /* 5: reads and writes %r2 */
+         "\t@%p1 mov.u32 %r4, 9;\n"       /* 6: %r4 only written, guarded */
+         "\tmov.u32 %r5, 5;\n"            /* 7 */
+         "\t@%p1 mov.u32 %r5, 6;\n"       /* 8: the old %r5 is the cut's own */
+         "\t@%p1 mov.u32 %r6, 1;\n"       /* 9 */
+         "\tmov.u32 %r6, 2;\n"            /* 10: kills: the old %r6 is dead */
+         "\tadd.s32 %r7, %r2, %r4;\n"     /* 11 */
+         "\tadd.s32 %r7, %r7, %r5;\n"     /* 12 */
+         "\tadd.s32 %r7, %r7, %r6;\n"     /* 13 */
+         "\tst.global.u32 [%rd1], %r7;\n" /* 14 */
+         "\tret;\n}\n";
+
+static void test_dataflow__read_and_write_same_register(void **state)
+{
+	Fx x = fx(GUARDED);
+	uint32_t r2 = R(&x, "%r2"), r3 = R(&x, "%r3");
+	bool kills = false;
+	assert_true(df_stmt_defines(x.df, 5, r2, &kills));
+	assert_true(kills);
+	assert_true(df_stmt_uses(x.df, 5, r2));
+	/* the use at 5 reads 3's value, the one at 11 reads 5's */
+	assert_int_equal(df_reaching_def(x.df, 5, r2), 3);
+	assert_int_equal(df_reaching_def(x.df, 11, r2), 5);
+	CutInterface c;
+	Err e = ERR_INIT;
+	/* a killing write that also reads: the old value is an input */
+	assert_int_equal(df_cut(x.df, 5, 5, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2);
+	assert_int_equal(c.live_in.v[0].reg, r2);
+	assert_false(c.live_in.v[0].through);
+	assert_int_equal(c.live_in.v[1].reg, r3);
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, r2);
+	cut_release(&c);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__guarded_write_live_in(void **state)
+{
+	Fx x = fx(GUARDED);
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 6, 10, &c, &e), 0);
+	/* %p1 (read at 6), %r4 (the guarded write at 6 keeps the old value);
+	 * not %r5 (its old value is 7's, inside), not %r6 (10 kills it) */
+	assert_int_equal(c.live_in.n, 2);
+	assert_int_equal(c.live_in.v[0].reg, R(&x, "%p1"));
+	assert_false(c.live_in.v[0].through);
+	assert_int_equal(c.live_in.v[1].reg, R(&x, "%r4"));
+	assert_true(c.live_in.v[1].through);
+	assert_int_equal(c.live_in.v[1].stmt, 6);
+	assert_int_equal(c.live_out.n, 3);
+	cut_release(&c);
+	/* an unguarded write of the same register is no input */
+	assert_int_equal(df_cut(x.df, 7, 7, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 0);
+	cut_release(&c);
+	/* nor a guarded one whose register is dead after it */
+	assert_int_equal(df_cut(x.df, 9, 9, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 1); /* %p1 */
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+static void test_dataflow__every_reaching_definition(void **state)
+{
+	Fx x = fx(LOOP);
+	uint32_t r1 = R(&x, "%r1"), defs[4];
+	bool entry = true;
+	/* around the loop: 0 on entry, 2 from the back edge */
+	assert_int_equal(df_reaching_defs(x.df, 2, r1, defs, 4, &entry), 2);
+	assert_int_equal(defs[0], 0);
+	assert_int_equal(defs[1], 2);
+	assert_false(entry);
+	assert_int_equal(df_reaching_defs(x.df, 5, r1, defs, 4, &entry), 1);
+	assert_int_equal(defs[0], 2);
+	/* in the block: the nearest definition before */
+	assert_int_equal(df_def_before_in_block(x.df, 3, r1), 2);
+	assert_int_equal(df_def_before_in_block(x.df, 2, r1), DF_DEF_NONE);
+	fx_free(&x);
+	/* a killing and a guarded definition: both reach */
+	x = fx(BRANCHY);
+	assert_int_equal(df_reaching_defs(x.df, 9, R(&x, "%r4"), defs, 4, &entry), 2);
+	assert_int_equal(defs[0], 7);
+	assert_int_equal(defs[1], 8);
+	assert_false(entry);
+	/* never defined before the use: none, and the entry */
+	assert_int_equal(df_reaching_defs(x.df, 2, R(&x, "%r5"), defs, 4, &entry), 0);
+	assert_true(entry);
+	fx_free(&x);
+	/* defined on one path only: that definition, and the entry */
+	x = fx(HEAD ".visible .entry k()\n{\n"
+	            "\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n"
+	            "\tmov.u32 %r1, 1;\n"          /* 0 */
+	            "\tsetp.eq.s32 %p1, %r1, 0;\n" /* 1 */
+	            "\t@%p1 bra $L_j;\n"           /* 2 */
+	            "\tmov.u32 %r2, 5;\n"          /* 3 */
+	            "$L_j:\n"
+	            "\tadd.s32 %r3, %r2, 1;\n" /* 4 */
+	            "\tret;\n}\n");
+	assert_int_equal(df_reaching_defs(x.df, 4, R(&x, "%r2"), defs, 4, &entry), 1);
+	assert_int_equal(defs[0], 3);
+	assert_true(entry);
+	(void)state;
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -851,6 +1029,11 @@ int main(void)
 		cmocka_unit_test(test_dataflow__rw_disjoint_store_is_fine),
 		cmocka_unit_test(test_dataflow__rw_textures_surfaces_dynamic_shared),
 		cmocka_unit_test(test_dataflow__cache_slots),
+		cmocka_unit_test(test_dataflow__wgmma_scale_d_zero_reads_no_d),
+		cmocka_unit_test(test_dataflow__zero_literals),
+		cmocka_unit_test(test_dataflow__read_and_write_same_register),
+		cmocka_unit_test(test_dataflow__guarded_write_live_in),
+		cmocka_unit_test(test_dataflow__every_reaching_definition),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -514,6 +514,426 @@ static void test_phases__many_functions_threads(void **state)
 	err_release(&e);
 }
 
+/* ---- issue 11: chains, C and A kinds, B strides, on hand-written functions */
+
+#define MMA16 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#define HEAD90 ".version 8.7\n.target sm_90a\n.address_size 64\n"
+#define A0 "{%r1, %r2, %r3, %r4}"
+#define A1 "{%r5, %r6, %r7, %r8}"
+#define B0 "{%r9, %r10}"
+#define B1 "{%r11, %r12}"
+/* the loads of the tiles above, s0..s4 */
+#define TILES                                                                            \
+	"  ld.param.u64 %rd1, [p0];\n"                                                   \
+	"  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"                             \
+	"  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd1+16];\n"                          \
+	"  ld.global.v2.u32 {%r9, %r10}, [%rd1+32];\n"                                   \
+	"  ld.global.v2.u32 {%r11, %r12}, [%rd1+40];\n"
+#define REGS                                                                             \
+	"  .reg .pred %p<4>;\n  .reg .b32 %r<80>;\n  .reg .f32 %f<60>;\n  .reg .b64 "    \
+	"%rd<10>;\n"
+
+/* Loads function `name` of src and finds its phases. */
+static void loadf(Fix *x, const char *src, unsigned gap, const char *name)
+{
+	Err e = ERR_INIT;
+	x->m = ptx_parse("k.ptx", src, strlen(src), &e);
+	if (!x->m)
+		fail_msg("parse: %s", err_msg(&e));
+	const Func *f = mod_func_find(x->m, str_c(name));
+	assert_non_null(f);
+	x->df = df_build(x->m, f, &e);
+	assert_non_null(x->df);
+	assert_int_equal(ana_phases(x->df, gap, &x->pl, &e), 0);
+	err_release(&e);
+}
+
+/* Two in-place tiles, X (4 k-steps) and Y (3), their k-steps interleaved:
+ * X1 Y1 X2 Y2 X3 Y3 X4.  Chains by reaching definition: X of 4 and Y of
+ * 3, so k_chain_len 4 and 2 chains; the heads' C are zero through copies
+ * (and a mov of the integer 0 into a .f32). */
+static const char interleaved[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS TILES
+    "  mov.f32 %f1, 0f00000000;\n" /* 5 */
+    "  mov.f32 %f2, %f1;\n"        /* 6 */
+    "  mov.f32 %f3, %f2;\n"        /* 7: a copy of a copy */
+    "  mov.b32 %f4, 0;\n"          /* 8 */
+    "  mov.f32 %f5, %f3;\n"        /* 9 */
+    "  mov.f32 %f6, %f1;\n"        /* 10 */
+    "  mov.f32 %f7, %f1;\n"        /* 11 */
+    "  mov.f32 %f8, %f1;\n"        /* 12 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B0 ", {%f1, %f2, %f3, %f4};\n" /* 13 X1 */
+    "  " MMA16 "{%f5, %f6, %f7, %f8}, " A1 ", " B0 ", {%f5, %f6, %f7, %f8};\n" /* 14 Y1 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B1 ", {%f1, %f2, %f3, %f4};\n" /* 15 X2 */
+    "  " MMA16 "{%f5, %f6, %f7, %f8}, " A1 ", " B1 ", {%f5, %f6, %f7, %f8};\n" /* 16 Y2 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B0 ", {%f1, %f2, %f3, %f4};\n" /* 17 X3 */
+    "  " MMA16 "{%f5, %f6, %f7, %f8}, " A1 ", " B0 ", {%f5, %f6, %f7, %f8};\n" /* 18 Y3 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B1 ", {%f1, %f2, %f3, %f4};\n" /* 19 X4 */
+    "  st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};\n"
+    "  st.global.v4.f32 [%rd1+16], {%f5, %f6, %f7, %f8};\n"
+    "  ret;\n}\n";
+
+static void test_phases__chains_by_reaching_definition(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, interleaved, 0, "k");
+	assert_int_equal(x.pl.n, 1);
+	const Phase *p = &x.pl.v[0];
+	assert_int_equal(p->mma, 7);
+	assert_int_equal(p->k_chain_len, 4);
+	assert_int_equal(p->chains, 2);
+	assert_int_equal(p->k, 64);
+	assert_int_equal(p->m_tiles, 2);
+	assert_int_equal(p->n_tiles, 2);
+	assert_true(p->banded);
+	assert_int_equal(p->c_kind, CK_ZERO);
+	unload(&x);
+}
+
+/* Chains break where the value is not the D: a C register redefined
+ * between two mma, a C tuple in another order than the D.  A statement
+ * between them that touches neither does not break one.  (--gap 1) */
+static const char broken[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS TILES
+    "  mov.f32 %f1, 0f00000000;\n"                                             /* 5 */
+    "  mov.f32 %f2, %f1;\n"                                                    /* 6 */
+    "  mov.f32 %f3, %f1;\n"                                                    /* 7 */
+    "  mov.f32 %f4, %f1;\n"                                                    /* 8 */
+    "  ld.global.f32 %f9, [%rd1+48];\n"                                        /* 9 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B0 ", {%f1, %f2, %f3, %f4};\n" /* 10 a */
+    "  add.s32 %r20, %r1, 1;\n"                                                /* 11 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A1 ", " B1
+    ", {%f1, %f2, %f3, %f4};\n" /* 12 b: a's */
+    "  mov.f32 %f2, %f9;\n"     /* 13 */
+    "  " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B1
+    ", {%f1, %f2, %f3, %f4};\n" /* 14 c: no */
+    "  " MMA16 "{%f11, %f12, %f13, %f14}, " A1 ", " B0
+    ", {%f2, %f1, %f3, %f4};\n" /* 15 d: no */
+    "  st.global.v4.f32 [%rd1], {%f11, %f12, %f13, %f14};\n"
+    "  ret;\n}\n";
+
+static void test_phases__chains_break(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, broken, 1, "k");
+	assert_int_equal(x.pl.n, 1);
+	const Phase *p = &x.pl.v[0];
+	assert_int_equal(p->mma, 4);
+	assert_int_equal(p->k_chain_len, 2); /* a -> b */
+	assert_int_equal(p->chains, 3);      /* a-b, c, d */
+	/* heads: a zero; c reads b's D and a load, d c's D: not one kind */
+	assert_int_equal(p->c_kind, CK_MIXED);
+	unload(&x);
+}
+
+/* C of one head per phase; f16 accumulators (two .b32 registers). */
+static const char cmovs[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS "  ld.param.u64 %rd1, [p0];\n" /* 0 */
+    "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"                         /* 1 */
+    "  ld.global.v2.u32 {%r5, %r6}, [%rd1+16];\n"                                /* 2 */
+    "  ld.global.u32 %r7, [%rd1+24];\n"                                          /* 3 */
+    "  setp.ne.s32 %p1, %r7, 0;\n"                                               /* 4 */
+    "  mov.b32 %r10, 1;\n"                                                       /* 5 */
+    "  " MMA "{%r40, %r41}, " A0 ", {%r5, %r6}, {%r10, %r10};\n" /* 6: p1 */
+    "  mov.u32 %r11, 0;\n"                                       /* 7 */
+    "  mov.u32 %r12, %r11;\n"                                    /* 8 */
+    "  " MMA "{%r42, %r43}, " A0 ", {%r5, %r6}, {%r12, %r11};\n" /* 9: p2 */
+    "  mov.u32 %r13, %r7;\n"                                     /* 10 */
+    "  " MMA "{%r44, %r45}, " A0 ", {%r5, %r6}, {%r13, %r13};\n" /* 11: p3 */
+    "  mov.u32 %r14, %tid.x;\n"                                  /* 12 */
+    "  " MMA "{%r46, %r47}, " A0 ", {%r5, %r6}, {%r14, %r14};\n" /* 13: p4 */
+    "  mov.b32 %r15, 0;\n"                                       /* 14 */
+    "  @%p1 mov.b32 %r15, 1;\n"                                  /* 15 */
+    "  " MMA "{%r48, %r49}, " A0 ", {%r5, %r6}, {%r15, %r15};\n" /* 16: p5 */
+    "  @%p1 mov.b32 %r16, 0;\n"                                  /* 17 */
+    "  " MMA "{%r50, %r51}, " A0 ", {%r5, %r6}, {%r16, %r16};\n" /* 18: p6 */
+    "  mov.b32 %r17, 0;\n"                                       /* 19 */
+    "  @%p1 mov.b32 %r17, 0;\n"                                  /* 20 */
+    "  " MMA "{%r52, %r53}, " A0 ", {%r5, %r6}, {%r17, %r17};\n" /* 21: p7 */
+    "  ret;\n}\n";
+
+static void test_phases__c_zero_only_from_immediate_zero(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, cmovs, 0, "k");
+	assert_int_equal(x.pl.n, 7);
+	/* an integer mov of 1 */
+	assert_int_equal(x.pl.v[0].c_kind, CK_COMPUTED);
+	/* a copy of a mov of the immediate 0 */
+	assert_int_equal(x.pl.v[1].c_kind, CK_ZERO);
+	/* a copy of a loaded register: the load, its element offset */
+	assert_int_equal(x.pl.v[2].c_kind, CK_LOADED);
+	assert_int_equal(x.pl.v[2].c_space, SP_GLOBAL);
+	assert_true(x.pl.v[2].c_bytes_known);
+	assert_int_equal(x.pl.v[2].c_bytes.n, 1);
+	assert_int_equal(x.pl.v[2].c_bytes.v[0], 24);
+	/* a copy of %tid.x */
+	assert_int_equal(x.pl.v[3].c_kind, CK_COMPUTED);
+	/* zero, or 1 under a guard */
+	assert_int_equal(x.pl.v[4].c_kind, CK_MIXED);
+	/* 0 under a guard, undefined otherwise */
+	assert_int_equal(x.pl.v[5].c_kind, CK_MIXED);
+	/* zero on both paths */
+	assert_int_equal(x.pl.v[6].c_kind, CK_ZERO);
+	unload(&x);
+}
+
+/* An in-place chain of two in a loop: zero, or loaded, on entry. */
+#define LOOP_BODY                                                                        \
+	"$L_loop:\n"                                                                     \
+	"  ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd1];\n"                         \
+	"  ld.global.v2.u32 {%r14, %r15}, [%rd1+16];\n"                                  \
+	"  " MMA "{%r1, %r2}, {%r10, %r11, %r12, %r13}, {%r14, %r15}, {%r1, %r2};\n"     \
+	"  " MMA "{%r1, %r2}, {%r10, %r11, %r12, %r13}, {%r15, %r14}, {%r1, %r2};\n"     \
+	"  add.s32 %r31, %r31, 1;\n"                                                     \
+	"  setp.lt.s32 %p1, %r31, %r30;\n"                                               \
+	"  @%p1 bra $L_loop;\n"                                                          \
+	"  st.global.v2.u32 [%rd1], {%r1, %r2};\n"                                       \
+	"  ret;\n}\n"
+static const char loops[] =
+    HEAD90 ".visible .entry zero(.param .u64 p0, .param .u32 p1)\n{\n" REGS
+           "  ld.param.u64 %rd1, [p0];\n"
+           "  ld.param.u32 %r30, [p1];\n"
+           "  mov.b32 %r1, 0;\n"
+           "  mov.b32 %r2, %r1;\n"
+           "  mov.u32 %r31, 0;\n" LOOP_BODY
+           ".visible .entry loaded(.param .u64 p0, .param .u32 p1)\n{\n" REGS
+           "  ld.param.u64 %rd1, [p0];\n"
+           "  ld.param.u32 %r30, [p1];\n"
+           "  ld.global.v2.u32 {%r1, %r2}, [%rd1+64];\n"
+           "  mov.u32 %r31, 0;\n" LOOP_BODY;
+
+static void test_phases__loop_carried(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, loops, 0, "zero");
+	assert_int_equal(x.pl.n, 1);
+	assert_int_equal(x.pl.v[0].k_chain_len, 2);
+	assert_int_equal(x.pl.v[0].chains, 1);
+	assert_int_equal(x.pl.v[0].c_kind, CK_LOOP_CARRIED);
+	assert_int_equal(x.pl.v[0].c_from_phase, 1);
+	assert_int_equal(x.pl.v[0].c_entry_kind, CK_ZERO);
+	unload(&x);
+	loadf(&x, loops, 0, "loaded");
+	assert_int_equal(x.pl.v[0].c_kind, CK_LOOP_CARRIED);
+	assert_int_equal(x.pl.v[0].c_entry_kind, CK_LOADED);
+	assert_int_equal(x.pl.v[0].c_entry_space, SP_GLOBAL);
+	unload(&x);
+}
+
+/* Both mma under @%p1, the second reading the first's D: a chain (when
+ * the first executes the second reads its D).  D of the first differs
+ * from its C: the old D is live into a cut of the first alone. */
+static const char guarded[] =
+    HEAD90 ".visible .entry k(.param .u64 p0)\n{\n" REGS TILES
+           "  ld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd1+64];\n" /* 5 */
+           "  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1+80];\n" /* 6 */
+           "  ld.global.u32 %r20, [%rd1+96];\n"                    /* 7 */
+           "  setp.ne.s32 %p1, %r20, 0;\n"                         /* 8 */
+           "  @%p1 " MMA16 "{%f1, %f2, %f3, %f4}, " A0 ", " B0
+           ", {%f5, %f6, %f7, %f8};\n" /* 9 */
+           "  @%p1 " MMA16 "{%f1, %f2, %f3, %f4}, " A1 ", " B1
+           ", {%f1, %f2, %f3, %f4};\n" /* 10 */
+           "  st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};\n"
+           "  ret;\n}\n";
+
+static void test_phases__guarded_mma(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, guarded, 0, "k");
+	const Phase *p = &x.pl.v[0];
+	assert_int_equal(p->k_chain_len, 2);
+	assert_int_equal(p->chains, 1);
+	assert_int_equal(p->c_kind, CK_LOADED);
+	assert_int_equal(p->c_bytes.n, 4);
+	assert_int_equal(p->c_bytes.v[0], 64);
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 9, 9, &c, &e), 0);
+	/* %p1, A 4, B 2, C 4, and D 4 through the guarded write */
+	assert_int_equal(c.live_in.n, 15);
+	unsigned through = 0;
+	for (size_t i = 0; i < c.live_in.n; i++)
+		through += c.live_in.v[i].through;
+	assert_int_equal(through, 4);
+	assert_int_equal(c.live_out.n, 4);
+	cut_release(&c);
+	err_release(&e);
+	unload(&x);
+}
+
+/* wgmma: the first with scale-d 0 reads no accumulator (a chain head, C
+ * zero), the next two read it in place; A through descriptors. */
+#define WGMMA "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, "
+static const char wgmma[] = HEAD90 ".visible .entry k(.param .u64 p0)\n{\n" REGS
+                                   "  ld.param.u64 %rd1, [p0];\n"            /* 0 */
+                                   "  add.s64 %rd2, %rd1, 2;\n"              /* 1 */
+                                   "  add.s64 %rd3, %rd1, 4;\n"              /* 2 */
+                                   "  add.s64 %rd4, %rd1, 6;\n"              /* 3 */
+                                   "  wgmma.fence.sync.aligned;\n"           /* 4 */
+                                   "  " WGMMA "%rd2, %rd3, 0, 1, 1, 0, 0;\n" /* 5 */
+                                   "  " WGMMA "%rd4, %rd3, 1, 1, 1, 0, 0;\n" /* 6 */
+                                   "  " WGMMA "%rd2, %rd4, 1, 1, 1, 0, 0;\n" /* 7 */
+                                   "  wgmma.commit_group.sync.aligned;\n"
+                                   "  wgmma.wait_group.sync.aligned 0;\n"
+                                   "  st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};\n"
+                                   "  ret;\n}\n";
+
+static void test_phases__wgmma_scale_d_and_descriptors(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, wgmma, 0, "k");
+	const Phase *p = &x.pl.v[0];
+	assert_int_equal(p->mma, 3);
+	assert_int_equal(p->k_chain_len, 3);
+	assert_int_equal(p->chains, 1);
+	assert_int_equal(p->c_kind, CK_ZERO);
+	assert_int_equal(p->a_kind, AK_SHARED);
+	assert_true(p->a_descriptor);
+	assert_false(p->b_loaded);
+	unload(&x);
+}
+
+/* A kinds by the space each load reads, and through permutations. */
+static const char akinds[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS "  .shared .align 16 .b8 arena[4096];\n"
+    "  .local .align 16 .b8 stk[64];\n"
+    "  ld.param.u64 %rd1, [p0];\n"                         /* 0 */
+    "  ld.global.v2.u32 {%r5, %r6}, [%rd1+16];\n"          /* 1 */
+    "  mov.b32 %r9, 0;\n"                                  /* 2 */
+    "  ld.local.v4.u32 {%r10, %r11, %r12, %r13}, [stk];\n" /* 3 */
+    "  " MMA
+    "{%r40, %r41}, {%r10, %r11, %r12, %r13}, {%r5, %r6}, {%r9, %r9};\n" /* 4: p1 */
+    "  mov.u64 %rd2, arena;\n"                                          /* 5 */
+    "  cvta.shared.u64 %rd3, %rd2;\n"                                   /* 6 */
+    "  ld.v4.u32 {%r14, %r15, %r16, %r17}, [%rd3+32];\n"                /* 7 */
+    "  " MMA
+    "{%r40, %r41}, {%r14, %r15, %r16, %r17}, {%r5, %r6}, {%r9, %r9};\n" /* 8: p2 */
+    "  ld.v4.u32 {%r18, %r19, %r20, %r21}, [%rd1];\n"                   /* 9 */
+    "  " MMA
+    "{%r40, %r41}, {%r18, %r19, %r20, %r21}, {%r5, %r6}, {%r9, %r9};\n" /* 10: p3 */
+    "  ld.shared.u32 %r22, [arena];\n"                                  /* 11 */
+    "  ld.shared.u32 %r23, [arena+4];\n"                                /* 12 */
+    "  prmt.b32 %r24, %r22, %r23, 0x5410;\n"                            /* 13 */
+    "  " MMA
+    "{%r40, %r41}, {%r24, %r24, %r24, %r24}, {%r5, %r6}, {%r9, %r9};\n" /* 14: p4 */
+    "  ld.global.u32 %r25, [%rd1+64];\n"                                /* 15 */
+    "  prmt.b32 %r26, %r22, %r25, 0x5410;\n"                            /* 16 */
+    "  " MMA
+    "{%r40, %r41}, {%r26, %r26, %r26, %r26}, {%r5, %r6}, {%r9, %r9};\n" /* 17: p5 */
+    "  ret;\n}\n";
+
+static void test_phases__a_kinds_by_space(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, akinds, 0, "k");
+	assert_int_equal(x.pl.n, 5);
+	assert_int_equal(x.pl.v[0].a_kind, AK_LOADED);
+	assert_int_equal(x.pl.v[0].a_space, SP_LOCAL);
+	/* a generic load whose address is a shared symbol's (cvta) */
+	assert_int_equal(x.pl.v[1].a_kind, AK_SHARED);
+	assert_int_equal(x.pl.v[1].a_offsets.n, 1);
+	assert_int_equal(x.pl.v[1].a_offsets.v[0], 32);
+	/* a generic load through a pointer parameter: the space is not known */
+	assert_int_equal(x.pl.v[2].a_kind, AK_GENERIC);
+	/* prmt of two shared words: shared, the permutation noted */
+	assert_int_equal(x.pl.v[3].a_kind, AK_SHARED);
+	assert_int_equal(x.pl.v[3].a_nthrough, 1);
+	assert_true(str_eqc(x.pl.v[3].a_through[0], "prmt.b32"));
+	assert_int_equal(x.pl.v[3].a_through_evidence, 13);
+	assert_int_equal(x.pl.v[3].a_offsets.n, 2);
+	/* prmt of a shared and a global word: no one space */
+	assert_int_equal(x.pl.v[4].a_kind, AK_COMPUTED);
+	assert_int_equal(x.pl.v[4].a_nthrough, 0);
+	unload(&x);
+}
+
+/* wmma.load is a load with its space; a fragment's element bytes are not
+ * the address plus 4 per register. */
+static const char wmma[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS "  .shared .align 16 .b8 sa[4096];\n"
+    "  ld.param.u64 %rd1, [p0];\n"
+    "  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  mov.u32 %r1, 16;\n"
+    "  mov.u64 %rd3, sa;\n"
+    "  wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r2, %r3, %r4, %r5, %r6, %r7, "
+    "%r8, "
+    "%r9}, [%rd3], %r1;\n"
+    "  wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r10, %r11, %r12, %r13, %r14, "
+    "%r15, "
+    "%r16, %r17}, [%rd2], %r1;\n"
+    "  wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%f1, %f2, %f3, %f4, %f5, %f6, "
+    "%f7, "
+    "%f8}, [%rd2+512], %r1;\n"
+    "  wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f9, %f10, %f11, %f12, %f13, "
+    "%f14, "
+    "%f15, %f16}, {%r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9}, {%r10, %r11, %r12, %r13, "
+    "%r14, "
+    "%r15, %r16, %r17}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};\n"
+    "  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd2], {%f9, %f10, %f11, "
+    "%f12, "
+    "%f13, %f14, %f15, %f16}, %r1;\n"
+    "  ret;\n}\n";
+
+static void test_phases__wmma_loads(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, wmma, 0, "k");
+	const Phase *p = &x.pl.v[0];
+	assert_int_equal(p->a_kind, AK_SHARED);
+	assert_int_equal(p->c_kind, CK_LOADED);
+	assert_int_equal(p->c_space, SP_GLOBAL);
+	assert_false(p->c_bytes_known);
+	assert_int_equal(p->c_bytes.n, 0);
+	assert_false(p->b_loaded);
+	unload(&x);
+}
+
+/* B at param_1 + 8 tid.x + 256 and + 260: said with its stride; B from
+ * the thread's stack: not followed. */
+static const char bstride[] = HEAD90
+    ".visible .entry k(.param .u64 p0, .param .u64 k_param_1)\n{\n" REGS
+    "  .local .align 16 .b8 stk[64];\n" TILES "  ld.param.u64 %rd2, [k_param_1];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mov.u32 %r20, %tid.x;\n"
+    "  shl.b32 %r21, %r20, 1;\n"
+    "  mul.wide.s32 %rd4, %r21, 4;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  ld.global.u32 %r22, [%rd5+256];\n"
+    "  ld.global.u32 %r23, [%rd5+260];\n"
+    "  mov.f32 %f1, 0f00000000;\n"
+    "  " MMA16 "{%f5, %f6, %f7, %f8}, " A0 ", {%r22, %r23}, {%f1, %f1, %f1, %f1};\n"
+    "  ld.local.v2.u32 {%r24, %r25}, [stk];\n"
+    "  " MMA16 "{%f5, %f6, %f7, %f8}, " A0 ", {%r24, %r25}, {%f1, %f1, %f1, %f1};\n"
+    "  ret;\n}\n";
+
+static void test_phases__b_stride(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, bstride, 0, "k");
+	assert_int_equal(x.pl.n, 2);
+	const Phase *p = &x.pl.v[0];
+	assert_true(p->b_loaded);
+	assert_true(str_eqc(p->b_base, "k_param_1"));
+	assert_int_equal(p->b_lo, 256);
+	assert_int_equal(p->b_hi, 260);
+	assert_true(p->b_stride_known);
+	assert_int_equal(p->b_nstride, 1);
+	assert_true(str_eqc(p->b_stride[0].reg, "%tid.x"));
+	assert_int_equal(p->b_stride[0].bytes, 8);
+	assert_false(x.pl.v[1].b_loaded);
+	unload(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +947,15 @@ int main(void)
 		cmocka_unit_test(test_phases__mma_queries),
 		cmocka_unit_test(test_phases__range_agrees_enc4),
 		cmocka_unit_test(test_phases__many_functions_threads),
+		cmocka_unit_test(test_phases__chains_by_reaching_definition),
+		cmocka_unit_test(test_phases__chains_break),
+		cmocka_unit_test(test_phases__c_zero_only_from_immediate_zero),
+		cmocka_unit_test(test_phases__loop_carried),
+		cmocka_unit_test(test_phases__guarded_mma),
+		cmocka_unit_test(test_phases__wgmma_scale_d_and_descriptors),
+		cmocka_unit_test(test_phases__a_kinds_by_space),
+		cmocka_unit_test(test_phases__wmma_loads),
+		cmocka_unit_test(test_phases__b_stride),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
