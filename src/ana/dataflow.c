@@ -212,6 +212,34 @@ static void collect(Dataflow *df, StmtCtx *c, uint32_t i, int role, int want)
 	}
 }
 
+/* A vector operand i that writes every element of a vector variable
+ * ({d.x, d.y, d.z, d.w} for a .v4 d) replaces its whole value: those
+ * element writes together are a kill (unless the statement is guarded). */
+static void whole_vector_kills(Dataflow *df, StmtCtx *c, uint32_t i)
+{
+	const Module *m = df->m;
+	const Operand *o = &m->opds.v[i];
+	if (c->guarded || c->cands || o->kind != OPD_VEC)
+		return;
+	for (size_t d = c->ndef0; d < df->defs.n; d++) {
+		uint32_t id = df->defs.v[d];
+		unsigned vec = df->regs.v[id].vec, seen = 0;
+		if (df->defkill.v[d] || vec < 2)
+			continue;
+		for (uint32_t k = i + 1; k < i + 1 + o->sub; k = opd_next(m, k)) {
+			const Operand *e = &m->opds.v[k];
+			if (df->opdreg[k - df->opd0] != (int32_t)id || !df->opdpart[k - df->opd0] ||
+			    e->len < 2)
+				continue;
+			const char *sel = memchr("xyzwrgba", m->src[e->off + e->len - 1], 8);
+			if (sel)
+				seen |= 1u << ((sel - "xyzwrgba") & 3);
+		}
+		if (seen == (1u << vec) - 1)
+			df->defkill.v[d] = true;
+	}
+}
+
 static void stmt_collect(Dataflow *df, uint32_t si, int want, bool cands)
 {
 	const Module *m = df->m;
@@ -226,8 +254,10 @@ static void stmt_collect(Dataflow *df, uint32_t si, int want, bool cands)
 	}
 	int role = first_role(m, s);
 	if (want == R_DEF) { /* only the first operand is ever defined */
-		if (s->nopd && (role & R_DEF))
+		if (s->nopd && (role & R_DEF)) {
 			collect(df, &c, k, role, want);
+			whole_vector_kills(df, &c, k);
+		}
 		return;
 	}
 	for (unsigned i = 0; i < s->nopd; i++) {

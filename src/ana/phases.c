@@ -290,10 +290,23 @@ static bool is_copy(Dataflow *df, const Stmt *s, uint32_t *src)
 	return true;
 }
 
-/* mov of the immediate 0 (integer or +0.0: every bit zero). */
+/* mov of the immediate 0 (integer or +0.0: every bit zero), or of a
+ * vector of such immediates into a vector variable (`mov.v4.f32 c, {0f0,
+ * 0f0, 0f0, 0f0}`: each element of c is zero). */
 static bool is_zero_mov(const Module *m, const Stmt *s)
 {
-	return s->op == OP_MOV && s->nopd == 2 && df_opd_is_zero(m, stmt_opd(m, s, 1));
+	if (s->op != OP_MOV || s->nopd != 2)
+		return false;
+	uint32_t si = stmt_opd_index(m, s, 1);
+	const Operand *o = &m->opds.v[si];
+	if (o->kind != OPD_VEC)
+		return df_opd_is_zero(m, o);
+	if (!o->sub)
+		return false;
+	for (uint32_t k = si + 1; k < si + 1 + o->sub; k = opd_next(m, k))
+		if (!df_opd_is_zero(m, &m->opds.v[k]))
+			return false;
+	return true;
 }
 
 /* Position of `reg` among the defined registers of a load's destination. */

@@ -33,6 +33,8 @@
 
 #include "base/base.h"
 
+#include <string.h>
+
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -138,6 +140,21 @@ static inline const char *ptx_lex_name(const char *p, const char *end)
 	return q;
 }
 
+/*
+ * operand-name := name [ '.' ( x | y | z | w | r | g | b | a ) ]
+ * A name in operand position: a vector variable declared without '%'
+ * (`.reg .v4 .b32 a;`) is used one element at a time as `a.x` ... `a.w` or
+ * `a.r` ... `a.a` (the PTX ISA's vector element selectors); a '%' name
+ * takes its components in ptx_lex_name already.
+ */
+static inline const char *ptx_lex_operand_name(const char *p, const char *end)
+{
+	const char *q = ptx_lex_name(p, end);
+	if (*p != '%' && q + 1 < end && q[0] == '.' && memchr("xyzwrgba", q[1], 8) &&
+	    (q + 2 >= end || !ptx_lex_is(q[2], LX_IDCONT)))
+		q += 2;
+	return q;
+}
 /* directive := '.' [A-Za-z0-9_$]* ( '::' [A-Za-z0-9_$]+ )*; p is at '.'. */
 static inline const char *ptx_lex_directive(const char *p, const char *end)
 {

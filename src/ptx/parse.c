@@ -424,7 +424,7 @@ static int operand(Parser *P, int depth)
 		return fail_at(P, c < 0 ? P->end : P->p, c < 0 ? "unexpected end of file in an operand"
 		                                              : "unexpected character in an operand");
 	const char *s = P->p;
-	const char *q = ptx_lex_name(s, P->end);
+	const char *q = ptx_lex_operand_name(s, P->end);
 	OpdKind kind = *s == '%' ? OPD_REG : (q == s + 1 && *s == '_') ? OPD_SINK : OPD_IDENT;
 	/* A name followed by '|' (predicate pair) or '+'/'-' number (symbol
 	 * offset) becomes a compound operand. */
@@ -541,7 +541,7 @@ static inline int blanks(Parser *P)
 static inline const char *fast_name(Parser *P, const char *p, int depth)
 {
 	const char *end = P->end;
-	const char *q = ptx_lex_name(p, end);
+	const char *q = ptx_lex_operand_name(p, end);
 	if (UNLIKELY(q >= end))
 		return NULL;
 	int d = (unsigned char)*q;
@@ -620,7 +620,7 @@ static int fast_operand(Parser *P)
 		const char *p = s + 1;
 		if (p >= end || !ptx_lex_is(*p, LX_IDSTART))
 			goto slow;
-		const char *q = ptx_lex_name(p, end);
+		const char *q = ptx_lex_operand_name(p, end);
 		OpdKind kind = *p == '%' ? OPD_REG : (q == p + 1 && *p == '_') ? OPD_SINK : OPD_IDENT;
 		if (q >= end)
 			goto slow;

@@ -701,6 +701,12 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				sb_addf(&dn, "%s%.*s", prefix, (int)nm.n, nm.p);
 			} else
 				sb_addn(&dn, ri->name.p, ri->name.n);
+			/* an element of a vector variable (`d.x`) keeps its selector */
+			if (df_opd_partial(df, di)) {
+				Str ot = opd_str(m, &m->opds.v[di]);
+				if (ot.n > ri->name.n)
+					sb_addn(&dn, ot.p + ri->name.n, ot.n - ri->name.n);
+			}
 			/* after a wait, a wgmma.fence orders the add before any later
 			 * wgmma that reads the register */
 			const char *tail = async ? " wgmma.fence.sync.aligned;  // "

@@ -761,6 +761,57 @@ static void test_dataflow__cut_with_branch_and_guarded_def(void **state)
 	fx_free(&x);
 }
 
+/* Vector variables declared without '%' (`.reg .v4 .f32 c;`), used one
+ * element at a time: an element is a use (or a partial, non-killing write)
+ * of its variable; one operand that writes every element is a kill. */
+static const char VECVARS[] = HEAD
+	".visible .entry k(.param .u64 p)\n{\n"
+	"\t.reg .b32 %r<4>;\n\t.reg .v4 .f32 c, d;\n\t.reg .v2 .b32 b;\n"
+	"\tmov.v4.f32 c, {0f00000000, 0f00000000, 0f00000000, 0f00000000};\n" /* s0 */
+	"\tmov.b32 b.x, %r1;\n"                                             /* s1 */
+	"\tmov.b32 b.y, %r2;\n"                                             /* s2 */
+	"\tmov.f32 d.x, c.r;\n"                                             /* s3 */
+	"\tmov.f32 {d.x, d.y, d.z, d.w}, {c.r, c.g, c.b, c.a};\n"           /* s4: not valid PTX,
+	                                                                      * shape only */
+	"\tadd.u32 %r3, b.x, b.y;\n"                                         /* s5 */
+	"\tret;\n}\n";
+
+static void test_dataflow__vector_variables(void **state)
+{
+	Fx x = fx(VECVARS);
+	uint32_t c = R(&x, "c"), d = R(&x, "d"), b = R(&x, "b");
+	/* the names with selectors are their variables */
+	DEFS(x, 1, "b");
+	USES(x, 3, "c");
+	USES(x, 5, "b");
+	bool kills = true;
+	assert_true(df_stmt_defines(x.df, 1, b, &kills));
+	assert_false(kills); /* b.x alone keeps b.y */
+	assert_true(df_stmt_defines(x.df, 3, d, &kills));
+	assert_false(kills);
+	assert_true(df_stmt_defines(x.df, 4, d, &kills));
+	assert_true(kills); /* every element of the .v4 written at once */
+	assert_true(df_stmt_defines(x.df, 0, c, &kills));
+	assert_true(kills);
+	/* b at s5: written in two halves, so both writes reach (neither kills) */
+	assert_int_equal(df_reaching_def(x.df, 5, b), DF_DEF_MANY);
+	/* d after s4 is s4's: the whole write killed s3's */
+	CutInterface cut;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 4, 4, &cut, &e), 0);
+	assert_int_equal(cut.live_in.n, 1); /* c; d is written whole, not read */
+	assert_int_equal(cut.live_in.v[0].reg, c);
+	cut_release(&cut);
+	assert_int_equal(df_cut(x.df, 3, 3, &cut, &e), 0);
+	/* d.x alone: d's other elements flow through, so d is live-in too only
+	 * if they are read later; they are not (s4 kills d): c only */
+	assert_int_equal(cut.live_in.n, 1);
+	cut_release(&cut);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
 static void test_dataflow__brx_reaches_every_label(void **state)
 {
 	Fx x = fx(HEAD ".visible .entry k()\n{\n"
@@ -1020,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__cut_live_in_out_accumulators),
 		cmocka_unit_test(test_dataflow__cut_with_branch_and_guarded_def),
 		cmocka_unit_test(test_dataflow__brx_reaches_every_label),
+		cmocka_unit_test(test_dataflow__vector_variables),
 		cmocka_unit_test(test_dataflow__cut_memory_effects),
 		cmocka_unit_test(test_dataflow__reaching_defs_single_definition),
 		cmocka_unit_test(test_dataflow__uses_on_demand),
