@@ -85,30 +85,39 @@ static unsigned log_lines(const StrBuf *log)
 		n++;
 	return n;
 }
-/* The output line `line` of a module spliced many times belongs to the
- * region whose "d4r-splice: begin" line comes last before it (unless an
- * "end" marker came between): names that region's begin line. */
-static void region_of_line(const char *text, size_t n, unsigned line, StrBuf *out)
+/* Where each phase's spliced region lies in a module spliced many times:
+ * its output lines [line, line + nlines), from the splices' own line maps. */
+typedef struct {
+	uint32_t phase, first, last; /* the phase and its cut */
+	int64_t line;                /* output line of the region's first line */
+	uint32_t nlines;
+} Region;
+typedef VEC(Region) RegionVec;
+
+/* Records the region of a splice made into text whose earlier splices all
+ * lie after it (phases are spliced from the last to the first): those
+ * regions move by the lines this splice added. */
+static void region_add(RegionVec *rv, const SpliceResult *res, uint32_t phase,
+                       uint32_t first, uint32_t last)
 {
-	const char *p = text, *end = text + n, *begin = NULL, *bline = NULL;
-	unsigned ln = 1;
-	while (p < end && ln < line) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		const char *b = memmem(p, (size_t)(e - p), "// d4r-splice: begin", 20);
-		if (b) {
-			begin = b + 3;
-			bline = e;
+	for (size_t i = 0; i < rv->n; i++)
+		rv->v[i].line += res->line_delta;
+	Region r = {phase, first, last, res->region_line, (uint32_t)res->line_map.n};
+	VEC_PUSH(*rv, r);
+}
+
+/* Names the spliced region that holds output line `line`. */
+static void region_of_line(const RegionVec *rv, unsigned line, StrBuf *out)
+{
+	for (size_t i = 0; i < rv->n; i++) {
+		const Region *r = &rv->v[i];
+		if (line >= r->line && line < r->line + r->nlines) {
+			sb_addf(out, " [in the region of phase %u, s%u..s%u]", r->phase, r->first,
+			        r->last);
+			return;
 		}
-		if (memmem(p, (size_t)(e - p), "// d4r-splice: end", 18))
-			begin = NULL;
-		p = nl ? nl + 1 : end;
-		ln++;
 	}
-	if (begin)
-		sb_addf(out, " [in the region '%.*s']", (int)(bline - begin), begin);
-	else
-		sb_adds(out, " [outside every spliced region]");
+	sb_adds(out, " [outside every spliced region]");
 }
 
 /*
@@ -186,6 +195,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		/* the current text: starts as the module's bytes */
 		StrBuf cur = STRBUF_INIT;
 		sb_addn(&cur, mf.p, mf.n);
+		RegionVec regions = {0};
 		unsigned ok = 0, skip = 0;
 		const char *why = NULL;
 		for (size_t p = pl.n; p-- > 0 && !why;) {
@@ -220,6 +230,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 					why = "bytes outside a cut changed";
 				} else {
 					ok++;
+					region_add(&regions, &res, pl.v[p].number, r.first, r.last);
 					sb_reset(&cur);
 					sb_addn(&cur, res.text.p, res.text.n);
 				}
@@ -237,7 +248,9 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			if (pr < 0) {
 				printf("FAIL  %s: %s\n", ename, err_msg(&e));
 				failed++;
+				why = "ptxas did not run";
 			} else if (pr) {
+				why = "ptxas rejects the module";
 				/* name the region of each message's line */
 				printf("FAIL  %s: ptxas rejects the module with %zu phases spliced:\n", ename, pl.n);
 				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
@@ -246,7 +259,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 					sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
 					char *at = strstr(l.p, "spliced:");
 					if (at)
-						region_of_line(cur.p, cur.n, (unsigned)strtoul(at + 8, NULL, 10), &l);
+						region_of_line(&regions, (unsigned)strtoul(at + 8, NULL, 10), &l);
 					printf("      %s\n", l.p);
 					sb_release(&l);
 					if (!nl)
@@ -279,6 +292,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		skipped += skip;
 		fflush(stdout);
 		sb_release(&cur);
+		VEC_FREE(regions);
 		phases_release(&pl);
 		free(ename);
 	}
