@@ -599,7 +599,8 @@ static int remove_stale(Extractor *x, Err *e)
 		while ((de = readdir(dir))) {
 			const char *nm = de->d_name;
 			if (ours(nm) && !bsearch(&nm, mine, x->seen.n, sizeof *mine, cmp_str) &&
-			    !bsearch(&nm, x->earlier, x->nearlier, sizeof *x->earlier, cmp_str))
+			    !(x->nearlier &&
+			      bsearch(&nm, x->earlier, x->nearlier, sizeof *x->earlier, cmp_str)))
 				kept++;
 		}
 		closedir(dir);
