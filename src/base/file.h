@@ -23,7 +23,7 @@
  *     so the refusal comes first; out_open checks again.
  *
  * Decisions:
- *   - "-" is standard output, as it always was; a file written through
+ *   - "-" is standard output; a file written through
  *     cannot be undone, so a failure may leave part of it (as `cmd >dev`
  *     would).
  *   - Standard output or error given by a path (/dev/stdout,

@@ -30,6 +30,11 @@
  *     past it fails like a creation would (EMFILE), so every temporary
  *     file that exists is a registered one.  The tool holds a few at a
  *     time; more would be a leak, not a workload.
+ *   - A slot's path is freed when it is released; a handler running in
+ *     another thread at that moment could read freed memory.  The tool's
+ *     threads (check's workers, extract's hashers) make no temporary files
+ *     in the parent process, so every registration is the main thread's
+ *     or a child's.
  *   - SIGKILL cannot be caught: a file made just before it stays behind.
  *     Its name says where it came from (NAME.tmpXXXXXX, d4r-splice-*.ptx).
  */
