@@ -1,14 +1,19 @@
 /*
- * file.c - mapped inputs, atomic outputs.
+ * file.c - mapped inputs, and the one way outputs are written (see file.h
+ * for the rules).
  */
 #include "file.h"
+
+#include "temp.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 int map_open(MapFile *mf, const char *path, Err *e)
@@ -73,37 +78,232 @@ void map_close(MapFile *mf)
 	memset(mf, 0, sizeof(*mf));
 }
 
+/* ---- inputs: the files no output may replace -------------------------- */
+
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+	char *what;
+} Input;
+
+static VEC(Input) inputs;
+
+void file_input_add(const char *path, const char *what)
+{
+	struct stat st;
+	if (!path || strcmp(path, "-") == 0 || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	for (size_t i = 0; i < inputs.n; i++)
+		if (inputs.v[i].dev == st.st_dev && inputs.v[i].ino == st.st_ino)
+			return;
+	Input in = {st.st_dev, st.st_ino, xstrdup(path), xstrdup(what)};
+	VEC_PUSH(inputs, in);
+}
+
+void file_inputs_clear(void)
+{
+	for (size_t i = 0; i < inputs.n; i++) {
+		free(inputs.v[i].path);
+		free(inputs.v[i].what);
+	}
+	VEC_FREE(inputs);
+	memset(&inputs, 0, sizeof inputs);
+}
+
+static const Input *input_of(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return NULL;
+	for (size_t i = 0; i < inputs.n; i++)
+		if (inputs.v[i].dev == st->st_dev && inputs.v[i].ino == st->st_ino)
+			return &inputs.v[i];
+	return NULL;
+}
+
+bool file_is_input(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && input_of(&st) != NULL;
+}
+
+static int refuse(const char *path, const Input *in, Err *e)
+{
+	if (!strcmp(path, in->path))
+		return err_set(e, "refusing to write '%s': it is the %s this command reads", path,
+		               in->what);
+	return err_set(e, "refusing to write '%s': it is the same file as the %s '%s', which "
+	                  "this command reads", path, in->what, in->path);
+}
+
+int out_check(const char *path, Err *e)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return 0;
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_set(e, "cannot write '%s': %s", path, strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		return err_set(e, "cannot write '%s': it is a directory", path);
+	const Input *in = input_of(&st);
+	return in ? refuse(path, in, e) : 0;
+}
+
+/* ---- outputs ----------------------------------------------------------- */
+
+/* The file that `path` names once the symbolic links of its last
+ * component are followed, as far as they lead (a dangling link names the
+ * file to create); malloc'd. */
+static char *link_target(const char *path)
+{
+	char *cur = xstrdup(path);
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat ls;
+		if (lstat(cur, &ls) < 0 || !S_ISLNK(ls.st_mode))
+			break;
+		char buf[4096];
+		ssize_t n = readlink(cur, buf, sizeof buf - 1);
+		if (n < 0)
+			break;
+		buf[n] = 0;
+		const char *slash = strrchr(cur, '/');
+		char *next;
+		if (buf[0] == '/' || !slash) {
+			next = xstrdup(buf);
+		} else {
+			size_t d = (size_t)(slash - cur) + 1;
+			next = xmalloc(d + (size_t)n + 1);
+			memcpy(next, cur, d);
+			memcpy(next + d, buf, (size_t)n + 1);
+		}
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+/* Standard output or error, when `st` is the file it writes to: its
+ * descriptor, else -1. */
+static int std_fd_of(const struct stat *st)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		struct stat s;
+		if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+			return fd;
+	}
+	return -1;
+}
+
+/* A descriptor that writes through to what `path` is (stat in *st): our
+ * own standard output or error, a socket (connected), a device or a FIFO
+ * (opened for writing).  -1 with errno set. */
+static int open_through(const char *path, const struct stat *st)
+{
+	int sfd = std_fd_of(st);
+	if (sfd >= 0) {
+		fflush(sfd == 1 ? stdout : stderr);
+		return fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+	}
+	if (S_ISSOCK(st->st_mode)) {
+		struct sockaddr_un a;
+		memset(&a, 0, sizeof a);
+		a.sun_family = AF_UNIX;
+		if (strlen(path) >= sizeof a.sun_path) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(a.sun_path, path, strlen(path) + 1);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+			int er = errno;
+			close(fd);
+			errno = er;
+			return -1;
+		}
+		return fd;
+	}
+	return open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+}
+
 int out_open(OutFile *o, const char *path, Err *e)
 {
 	memset(o, 0, sizeof(*o));
+	o->slot = -1;
 	if (strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
 	}
-	o->path = xstrdup(path);
-	size_t n = strlen(path) + 32;
-	o->tmp = xmalloc(n);
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(o->tmp);
-	if (fd < 0) {
-		int er = errno;
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof(*o));
-		return err_set(e, "cannot create '%s': %s", path, strerror(er));
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
+	if (!exists && errno != ENOENT)
+		return err_set(e, "cannot write '%s': %s", path, strerror(errno));
+	if (exists && S_ISDIR(st.st_mode))
+		return err_set(e, "cannot write '%s': it is a directory", path);
+	const Input *in = exists ? input_of(&st) : NULL;
+	if (in)
+		return refuse(path, in, e);
+	int fd;
+	if (exists && (!S_ISREG(st.st_mode) || std_fd_of(&st) >= 0)) {
+		/* written through: nothing is replaced */
+		fd = open_through(path, &st);
+		if (fd < 0)
+			return err_set(e, "cannot write '%s': %s", path, strerror(errno));
+		o->path = xstrdup(path);
+	} else {
+		/* a regular file or a new path: a temporary file beside the file
+		 * (a symbolic link's target), renamed onto it on commit */
+		char *target = link_target(path);
+		size_t n = strlen(target) + 16;
+		char *tmp = xmalloc(n);
+		snprintf(tmp, n, "%s.tmpXXXXXX", target);
+		fd = temp_mkstemps(tmp, 0, &o->slot);
+		if (fd < 0) {
+			int er = errno;
+			free(target);
+			free(tmp);
+			o->slot = -1;
+			return err_set(e, "cannot create '%s': %s", path, strerror(er));
+		}
+		/* the file it replaces keeps its permissions and, where we may
+		 * (root), its owner */
+		fchmod(fd, exists ? (st.st_mode & 0777) : 0644);
+		if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+		    fchown(fd, st.st_uid, st.st_gid) < 0) {
+			/* not ours to give away: the new file is ours */
+		}
+		o->path = xstrdup(path);
+		o->target = target;
+		o->tmp = tmp;
 	}
-	fchmod(fd, 0644);
 	o->f = fdopen(fd, "wb");
 	if (!o->f) {
 		int er = errno;
 		close(fd);
-		unlink(o->tmp);
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof(*o));
+		out_abort(o);
 		return err_set(e, "cannot write '%s': %s", path, strerror(er));
 	}
 	return 0;
+}
+
+/* Removes the temporary file and frees what o holds. */
+static void out_release(OutFile *o, bool remove_tmp)
+{
+	if (o->tmp) {
+		if (o->slot >= 0)
+			remove_tmp ? temp_remove(o->slot) : temp_keep(o->slot);
+		else if (remove_tmp)
+			unlink(o->tmp);
+	}
+	free(o->path);
+	free(o->target);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	o->slot = -1;
 }
 
 int out_commit(OutFile *o, Err *e)
@@ -121,31 +321,21 @@ int out_commit(OutFile *o, Err *e)
 		er = errno;
 	}
 	o->f = NULL;
-	if (!bad && rename(o->tmp, o->path) != 0) {
+	if (!bad && o->tmp && rename(o->tmp, o->target) != 0) {
 		bad = 1;
 		er = errno;
 	}
-	int rc = 0;
-	if (bad) {
-		unlink(o->tmp);
-		rc = err_set(e, "cannot write '%s': %s", o->path, strerror(er));
-	}
-	free(o->path);
-	free(o->tmp);
-	o->path = o->tmp = NULL;
+	int rc = bad ? err_set(e, "cannot write '%s': %s", o->path, strerror(er)) : 0;
+	out_release(o, bad);
 	return rc;
 }
 
 void out_abort(OutFile *o)
 {
-	if (o->path) {
-		if (o->f)
-			fclose(o->f);
-		unlink(o->tmp);
-		free(o->path);
-		free(o->tmp);
-	}
-	memset(o, 0, sizeof(*o));
+	if (o->path && o->f)
+		fclose(o->f);
+	o->f = NULL;
+	out_release(o, true);
 }
 
 int write_file_atomic(const char *path, const void *p, size_t n, Err *e)

@@ -14,7 +14,9 @@
  * has no entry), sanitised for any file system and cut to 80 bytes; the
  * full names are in the index.  Every file goes through write_file_atomic
  * (temporary file + rename), and index.json is removed when a run starts
- * and written when it ends, so a folder with an index is complete.
+ * and written when it ends, so a folder with an index is complete.  The
+ * folder may hold other files: a rerun removes only the module files the
+ * earlier run's index lists and this run did not write again.
  */
 #include "extract.h"
 
@@ -53,6 +55,8 @@ struct Extractor {
 	uint64_t batch_bytes;
 	unsigned threads;
 	cJSON *inputs, *modules, *skipped, *errors;
+	char **earlier;     /* the files an earlier run's index lists, sorted */
+	size_t nearlier;
 };
 
 /* ---- names ---------------------------------------------------------- */
@@ -135,22 +139,63 @@ void extract_sanitize(const char *name, char *out, size_t max)
 
 /* ---- the engine ------------------------------------------------------ */
 
+static bool ours(const char *name);
+static int cmp_str(const void *a, const void *b);
+
+/* The module files an earlier run's index, text[0..n), lists: names of
+ * ours, in DIR itself (no '/'), sorted; how many.  A damaged index lists
+ * nothing. */
+static size_t earlier_files(const char *text, size_t n, char ***out)
+{
+	*out = NULL;
+	cJSON *root = cJSON_ParseWithLength(text, n);
+	const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");
+	size_t k = 0, cap = (size_t)cJSON_GetArraySize(mods);
+	char **v = xcalloc(cap + 1, sizeof *v);
+	const cJSON *m;
+	cJSON_ArrayForEach(m, mods) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, "file");
+		if (k < cap && cJSON_IsString(f) && ours(f->valuestring) && !strchr(f->valuestring, '/'))
+			v[k++] = xstrdup(f->valuestring);
+	}
+	cJSON_Delete(root);
+	qsort(v, k, sizeof *v, cmp_str);
+	*out = v;
+	return k;
+}
+
 Extractor *extract_new(const ExtractOpts *o, Err *e)
 {
+	char **earlier = NULL;
+	size_t nearlier = 0;
 	if (o->outdir) {
 		if (mkdir_p(o->outdir, e) < 0)
 			return NULL;
 		char *ix = xmalloc(strlen(o->outdir) + 16);
 		sprintf(ix, "%s/index.json", o->outdir);
+		/* What an earlier run wrote, before its index goes. */
+		char *text;
+		size_t n;
+		Err ig = ERR_INIT;
+		if (read_file(ix, &text, &n, &ig) == 0) {
+			nearlier = earlier_files(text, n, &earlier);
+			free(text);
+		}
+		err_release(&ig);
 		if (unlink(ix) < 0 && errno != ENOENT) {
 			err_set(e, "cannot remove '%s': %s", ix, strerror(errno));
 			free(ix);
+			for (size_t i = 0; i < nearlier; i++)
+				free(earlier[i]);
+			free(earlier);
 			return NULL;
 		}
 		free(ix);
 	}
 	Extractor *x = xcalloc(1, sizeof *x);
 	x->o = *o;
+	x->earlier = earlier;
+	x->nearlier = nearlier;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *env = getenv("D4R_THREADS");
 	if (env && atoi(env) > 0)
@@ -511,31 +556,64 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Removes NNNN-*.ptx files an earlier run left that this run did not write. */
+/*
+ * Removes the module files an earlier run wrote (its index lists them) that
+ * this run did not write again, and says so through on_note; counts the
+ * NNNN-*.ptx files no index accounts for (an interrupted run's, or not
+ * ours at all) and says that they were kept.  An input of the command is
+ * never removed.
+ */
 static int remove_stale(Extractor *x, Err *e)
 {
-	DIR *dir = opendir(x->o.outdir);
-	if (!dir)
-		return err_set(e, "cannot read directory '%s': %s", x->o.outdir, strerror(errno));
 	char **mine = xmalloc((x->seen.n + 1) * sizeof *mine);
 	for (size_t i = 0; i < x->seen.n; i++)
 		mine[i] = x->seen.v[i].file;
 	qsort(mine, x->seen.n, sizeof *mine, cmp_str);
-	struct dirent *de;
 	int rc = 0;
-	while ((de = readdir(dir))) {
-		const char *nm = de->d_name;
-		if (!ours(nm))
-			continue;
+	StrBuf p = STRBUF_INIT, note = STRBUF_INIT;
+	for (size_t i = 0; i < x->nearlier; i++) {
+		const char *nm = x->earlier[i];
 		if (bsearch(&nm, mine, x->seen.n, sizeof *mine, cmp_str))
 			continue;
-		StrBuf p = STRBUF_INIT;
+		sb_reset(&p);
 		sb_addf(&p, "%s/%s", x->o.outdir, nm);
-		if (unlink(p.p) < 0 && errno != ENOENT)
-			rc = err_set(e, "cannot remove stale '%s': %s", p.p, strerror(errno));
-		sb_release(&p);
+		if (file_is_input(p.p))
+			continue;
+		if (unlink(p.p) < 0) {
+			if (errno != ENOENT)
+				rc = err_set(e, "cannot remove stale '%s': %s", p.p, strerror(errno));
+			continue;
+		}
+		if (x->o.on_note) {
+			sb_reset(&note);
+			sb_addf(&note, "removed '%s' (an earlier extract wrote it; this one did not)", p.p);
+			x->o.on_note(x->o.ctx, note.p);
+		}
 	}
-	closedir(dir);
+	DIR *dir = opendir(x->o.outdir);
+	if (!dir) {
+		rc = err_set(e, "cannot read directory '%s': %s", x->o.outdir, strerror(errno));
+	} else {
+		unsigned kept = 0;
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			const char *nm = de->d_name;
+			if (ours(nm) && !bsearch(&nm, mine, x->seen.n, sizeof *mine, cmp_str) &&
+			    !(x->nearlier &&
+			      bsearch(&nm, x->earlier, x->nearlier, sizeof *x->earlier, cmp_str)))
+				kept++;
+		}
+		closedir(dir);
+		if (kept && x->o.on_note) {
+			sb_reset(&note);
+			sb_addf(&note, "kept %u NNNN-*.ptx file%s in '%s' that no index.json lists "
+			               "(remove them by hand if they are stale)",
+			        kept, kept == 1 ? "" : "s", x->o.outdir);
+			x->o.on_note(x->o.ctx, note.p);
+		}
+	}
+	sb_release(&p);
+	sb_release(&note);
 	free(mine);
 	return rc;
 }
@@ -601,6 +679,9 @@ void extract_free(Extractor *x)
 	for (size_t i = 0; i < x->jobs.n; i++)
 		free(x->jobs.v[i].buf);
 	VEC_FREE(x->jobs);
+	for (size_t i = 0; i < x->nearlier; i++)
+		free(x->earlier[i]);
+	free(x->earlier);
 	cJSON_Delete(x->inputs);
 	cJSON_Delete(x->modules);
 	cJSON_Delete(x->skipped);

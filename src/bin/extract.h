@@ -34,6 +34,8 @@ typedef struct {
 	/* Each error as "FILE: offset 0xOFF: what is wrong" (or "FILE: ..."). */
 	void (*on_error)(void *ctx, const char *msg);
 	void (*on_module)(void *ctx, const ExtractModule *m);
+	/* What extract_finish did to files it did not write (may be NULL). */
+	void (*on_note)(void *ctx, const char *msg);
 	void *ctx;
 } ExtractOpts;
 
@@ -44,7 +46,8 @@ typedef struct {
 
 typedef struct Extractor Extractor;
 
-/* Creates the output folder if needed and removes a stale index.json. */
+/* Creates the output folder if needed, reads the module files a stale
+ * index.json lists, and removes it. */
 Extractor *extract_new(const ExtractOpts *o, Err *e);
 /*
  * Extracts from one input.  Problems with the input (unreadable, corrupt
@@ -53,7 +56,8 @@ Extractor *extract_new(const ExtractOpts *o, Err *e);
  * only when an output cannot be written: the run cannot go on.
  */
 int extract_file(Extractor *x, const char *path, Err *e);
-/* Writes index.json and removes NNNN-*.ptx files this run did not write. */
+/* Removes the files the earlier index listed that this run did not write
+ * (each said through on_note) and writes index.json. */
 int extract_finish(Extractor *x, Err *e);
 const ExtractStats *extract_stats(const Extractor *x);
 void extract_free(Extractor *x);

@@ -10,6 +10,9 @@
  *
  * Exit status: 0 every recipe identical, 1 some recipe differs, 2 an error
  * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
+ * Before the driver is touched: the recipes named exist, the report is not
+ * one of the inputs, the init files fit, the oracle is there with the
+ * manifest's sha256, the launch entries are in the module.
  */
 #include "base/file.h"
 #include "base/layout.h"
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const usage[] = {"check LAYER [RECIPE...] [options]", NULL};
 
@@ -219,7 +223,32 @@ int cmd_check(int argc, char **argv)
 		cmd_fail("check: layer '%s' has no recipes", layer);
 		goto out;
 	}
-	if (gpu_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
+	/* Recipes named on the command line must exist: a typo is not a
+	 * recipe that failed. */
+	for (int i = 1; i < nargs; i++)
+		if (access(argv[i], F_OK) != 0) {
+			cmd_fail("check: recipe '%s' does not exist", argv[i]);
+			goto out;
+		}
+	/* The report must not replace an input (checked before any work). */
+	gpu_layer_inputs(&mf, NULL);
+	for (size_t i = 0; i < paths.n; i++) {
+		Recipe r;
+		memset(&r, 0, sizeof r);
+		Err ig = ERR_INIT;
+		file_input_add(paths.v[i], "recipe");
+		if (rcp_load(paths.v[i], &r, &ig) == 0)
+			cmd_recipe_inputs(&r, NULL);
+		rcp_release(&r);
+		err_release(&ig);
+	}
+	if (junit && out_check(junit, &e) < 0) {
+		cmd_fail("%s", err_msg(&e));
+		goto out;
+	}
+	/* What needs no GPU: init files, the oracle, the launch entries. */
+	if (gpu_layer_precheck(&mf, &e) < 0 ||
+	    gpu_read_oracle(&mf, NULL, &oracle, &oracle_len, &oracle_path, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -227,6 +256,7 @@ int cmd_check(int argc, char **argv)
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
+	file_input_add(module_path, "module");
 	if (cmd_load_module(module_path, &lm) < 0)
 		goto out;
 	/* item 0 is the original itself: it must reproduce the oracle */
@@ -275,6 +305,11 @@ int cmd_check(int argc, char **argv)
 		pthread_join(th[j], NULL);
 	free(th);
 	if (q.fatal) {
+		/* The recipes that failed before the GPU are reported as they are,
+		 * not hidden behind why the GPU work could not run. */
+		for (size_t i = 1; i < nitems; i++)
+			if (items[i].error)
+				printf("%-32s %-9s  %s\n", items[i].name, "ERROR", items[i].error);
 		cmd_fail("check: %s", q.fatal);
 		free(q.fatal);
 		goto out;
@@ -313,6 +348,9 @@ int cmd_check(int argc, char **argv)
 		putchar('\n');
 	}
 	printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff, n_err, oracle_path);
+	if (items[0].done && items[0].status == GPU_OK && items[0].verdict == 1)
+		printf("the original's frame differs from the oracle: a stale oracle or changed "
+		       "inputs; no recipe's verdict can be trusted\n");
 	if (junit) {
 		OutFile o;
 		if (out_open(&o, junit, &e) == 0) {

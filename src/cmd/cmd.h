@@ -62,6 +62,11 @@ void cmd_unload_module(LoadedModule *lm);
 const Func *cmd_pick_func(const Module *m, const char *entry);
 /* Parses "A:B" (or "sA:sB") into an inclusive range; -1 on bad syntax. */
 int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b);
+/* Registers a loaded recipe's files as inputs of the command (base/file.h:
+ * no output replaces them): the recipe, and its template file as the
+ * splicer finds it (`ptx_root`: --ptx, or NULL). */
+#include "splice/recipe.h"
+void cmd_recipe_inputs(const Recipe *r, const char *ptx_root);
 #include "base/strbuf.h"
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);

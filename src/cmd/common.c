@@ -6,7 +6,9 @@
 
 #include <stdarg.h>
 #include "ana/ana.h"
+#include "base/layout.h"
 #include "ptx/parse.h"
+#include "splice/recipe.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -129,3 +131,17 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b)
 	return 0;
 }
 
+
+void cmd_recipe_inputs(const Recipe *r, const char *ptx_root)
+{
+	file_input_add(r->path, "recipe");
+	if (r->tkind != TPL_FILE)
+		return;
+	char *path = NULL, *display = NULL;
+	Err ig = ERR_INIT;
+	if (layout_template(r->template_name, r->path, ptx_root, &path, &display, &ig) == 0)
+		file_input_add(path, "template");
+	free(path);
+	free(display);
+	err_release(&ig);
+}

@@ -60,12 +60,15 @@ int cmd_diff(int argc, char **argv)
 	int have_a = 0, have_b = 0;
 	FrameDiff d = {0};
 	int have_d = 0;
+	file_input_add(files[0], "frame");
+	file_input_add(files[1], "frame");
 	if (layer) {
 		Manifest m;
 		if (mf_load_layer(layer, NULL, &m, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
+		file_input_add(m.path, "manifest");
 		frame_layout_from_manifest(&m, &lay);
 		mf_release(&m);
 		have_lay = 1;
@@ -75,6 +78,10 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 		have_lay = 1;
+	}
+	if (image && out_check(image, &e) < 0) {   /* never over a frame it reads */
+		cmd_fail("%s", err_msg(&e));
+		goto out;
 	}
 	if (map_open(&fa, files[0], &e) < 0) {
 		cmd_fail("%s", err_msg(&e));

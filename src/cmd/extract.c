@@ -5,11 +5,13 @@
  * Options and printing only; the work is bin/extract.c.  Errors in one
  * input are printed as they are found and the other inputs are still
  * extracted; the exit status is 2 if there was any.  A progress line is
- * drawn on stderr while it is a terminal (and not with -q).
+ * drawn on stderr while it is a terminal (and not with -q), and each file
+ * of an earlier run that is removed is named there.
  */
 #include "cmd.h"
 
 #include "base/base.h"
+#include "base/file.h"
 #include "bin/extract.h"
 
 #include <stdio.h>
@@ -40,6 +42,14 @@ static void on_error(void *ctx, const char *msg)
 	Ui *u = ctx;
 	clear_progress(u);
 	fprintf(stderr, "d4r-splice: %s\n", msg);
+}
+
+static void on_note(void *ctx, const char *msg)
+{
+	Ui *u = ctx;
+	clear_progress(u);
+	if (!u->quiet)
+		fprintf(stderr, "extract: %s\n", msg);
 }
 
 static void on_module(void *ctx, const ExtractModule *m)
@@ -98,7 +108,10 @@ int cmd_extract(int argc, char **argv)
 	u.progress = !u.quiet && isatty(2);
 	o.on_error = on_error;
 	o.on_module = on_module;
+	o.on_note = on_note;
 	o.ctx = &u;
+	for (int i = 0; i < nfiles; i++)   /* no output replaces an input */
+		file_input_add(files[i], "input");
 	Err e = ERR_INIT;
 	double t0 = now_seconds();
 	Extractor *x = extract_new(&o, &e);

@@ -11,6 +11,18 @@
  * Exit status: 0 identical, 1 differs, 2 error (including a spliced kernel
  * that faults or hangs, and an original that does not reproduce the oracle:
  * then no verdict can be trusted).
+ *
+ * What the job promises:
+ *   - a verdict needs its oracle: a missing or unreadable oracle, or one
+ *     whose sha256 is not the manifest's, is exit 2 naming the file before
+ *     any GPU work; nothing is ever compared with the original's frame
+ *     instead;
+ *   - what can be checked without a GPU is checked before the driver is
+ *     touched (in this order): the manifest, the recipe, the outputs (none
+ *     may be an input: base/file.h), the init files, the oracle, the launch
+ *     entries in the module, the splice itself;
+ *   - with --json, every exit path prints one JSON object on stdout, errors
+ *     included ({"status": "error", "message": ...}); --help excepted.
  */
 #include "base/file.h"
 #include "base/layout.h"
@@ -18,6 +30,7 @@
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
 #include "gpu/layer.h"
+#include "ptx/parse.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -47,16 +60,92 @@ static void times_text(const GpuModuleResult *r, StrBuf *sb)
 		sb_adds(sb, "-");
 }
 
+/* How the job reports an error: on stderr, and with --json also as one
+ * JSON object on stdout. */
+typedef struct {
+	bool json;
+	const char *layer;
+	unsigned phase;
+} Report;
+
+/* The JSON object of a job that ended in an error with status `st`. */
+static void error_json(const Report *r, const char *msg, int st)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "layer", r->layer ? r->layer : "");
+	if (r->phase)
+		cJSON_AddNumberToObject(o, "phase", r->phase);
+	cJSON_AddStringToObject(o, "status", "error");
+	cJSON_AddStringToObject(o, "verdict", "ERROR");
+	cJSON_AddNumberToObject(o, "exit", st);
+	cJSON_AddStringToObject(o, "message", msg);
+	char *txt = cJSON_Print(o);
+	puts(txt);
+	free(txt);
+	cJSON_Delete(o);
+}
+
+static int job_error(const Report *r, const char *msg)
+{
+	fprintf(stderr, "d4r-splice: %s\n", msg);
+	if (r->json)
+		error_json(r, msg, EXIT_ERROR);
+	return EXIT_ERROR;
+}
+
+/* Was --json among the words before a "--"?  Looked for before the options
+ * are parsed, so that an option error is a JSON object too. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
+/* The option parser's message, without its "d4r-splice: " and usage
+ * lines (they stay on stderr). */
+static void first_line(const char *text, StrBuf *out)
+{
+	const char *p = text ? text : "";
+	if (!strncmp(p, "d4r-splice: ", 12))
+		p += 12;
+	const char *nl = strchr(p, '\n');
+	sb_addn(out, p, nl ? (size_t)(nl - p) : strlen(p));
+	if (!out->n)
+		sb_adds(out, "invalid options");
+}
+
+/* DIR/NAME into path[cap]. */
+static void keep_path(char *path, size_t cap, const char *dir, const char *name)
+{
+	snprintf(path, cap, "%s/%s", dir, name);
+}
+
 static int write_keep(const char *dir, const char *name, const void *p, size_t n)
 {
 	Err e = ERR_INIT;
 	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	keep_path(path, sizeof path, dir, name);
 	int rc = write_file_atomic(path, p, n, &e);
 	if (rc < 0)
 		cmd_fail("%s", err_msg(&e));
 	err_release(&e);
 	return rc;
+}
+
+/* The module, mapped and parsed, or -1 with the message in e. */
+static int load_module(const char *path, LoadedModule *lm, Err *e)
+{
+	memset(lm, 0, sizeof(*lm));
+	if (map_open(&lm->mf, path, e) < 0)
+		return -1;
+	lm->m = ptx_parse(path, lm->mf.p, lm->mf.n, e);
+	if (!lm->m) {
+		map_close(&lm->mf);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_job(int argc, char **argv)
@@ -88,17 +177,43 @@ int cmd_job(int argc, char **argv)
 		OPT_END(),
 	};
 	OptParse op = {.verb = "", .usage = usage, .opts = opts};
+	Report rep = {wants_json(argc, argv), layer, 0};
+	/* With --json, the parser's errors are kept for the JSON object too. */
+	char *perr = NULL;
+	size_t nperr = 0;
+	FILE *pf = rep.json ? open_memstream(&perr, &nperr) : NULL;
+	op.err = pf;
 	int nargs = opt_parse(&op, argc, argv);
-	if (nargs < 0)
-		return op.status;
-	if (nargs)
-		return opt_usage_error(&op, "unexpected argument '%s' after the layer "
-		                            "'%s' (d4r-splice --help lists the verbs)",
-		                       argv[0], layer);
-	if (!phase && !recipe_path)
-		return opt_usage_error(&op, "'%s' is not a verb; the main job needs "
-		                            "--phase N\n  (d4r-splice --help lists the "
-		                            "verbs)", layer);
+	int urc = -1;
+	if (nargs >= 0 && nargs)
+		urc = opt_usage_error(&op, "unexpected argument '%s' after the layer "
+		                           "'%s' (d4r-splice --help lists the verbs)",
+		                      argv[0], layer);
+	else if (nargs >= 0 && !phase && !recipe_path)
+		urc = opt_usage_error(&op, "'%s' is not a verb; the main job needs "
+		                           "--phase N\n  (d4r-splice --help lists the "
+		                           "verbs)", layer);
+	if (pf) {
+		fclose(pf);
+		if (nperr)
+			fputs(perr, stderr);
+	}
+	if (nargs < 0 || urc >= 0) {
+		int st = nargs < 0 ? op.status : urc;
+		if (st && rep.json) {
+			rep.phase = phase;
+			StrBuf m = STRBUF_INIT;
+			first_line(perr, &m);
+			error_json(&rep, m.p, st);
+			sb_release(&m);
+		}
+		free(perr);
+		return st;
+	}
+	free(perr);
+	rep.json = json;
+	rep.phase = phase;
+
 	double t_start = now_seconds();
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
@@ -111,7 +226,7 @@ int cmd_job(int argc, char **argv)
 	GpuResult gr;
 	memset(&gr, 0, sizeof gr);
 	LoadedModule lm = {0};
-	StrBuf red_orig = STRBUF_INIT, red_spl = STRBUF_INIT, line = STRBUF_INIT;
+	StrBuf red_orig = STRBUF_INIT, red_spl = STRBUF_INIT, line = STRBUF_INIT, msg = STRBUF_INIT;
 	unsigned char *oracle = NULL;
 	size_t oracle_len = 0;
 	char *oracle_path = NULL, *module_path = NULL, *rpath = NULL, *keep_dir = NULL;
@@ -119,9 +234,11 @@ int cmd_job(int argc, char **argv)
 	cJSON *root = NULL;
 
 	if (mf_load_layer(layer, corpus, &mf, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
+		job_error(&rep, err_msg(&e));
 		goto out;
 	}
+	if (mf.layer)
+		rep.layer = mf.layer;
 	if (recipe_path)
 		rpath = xstrdup(recipe_path);
 	else {
@@ -130,48 +247,81 @@ int cmd_job(int argc, char **argv)
 		free(dir);
 	}
 	if (!recipe_path && access(rpath, F_OK) != 0) {
-		cmd_fail("layer '%s' has no recipe for phase %u: '%s' does not exist\n"
-		         "  (write one with 'd4r-splice recipe new %s --phase %u')",
-		         layer, phase, rpath, layer, phase);
+		sb_addf(&msg, "layer '%s' has no recipe for phase %u: '%s' does not exist\n"
+		              "  (write one with 'd4r-splice recipe new %s --phase %u')",
+		        layer, phase, rpath, layer, phase);
+		job_error(&rep, msg.p);
 		goto out;
 	}
 	if (rcp_load(rpath, &rcp, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
+		job_error(&rep, err_msg(&e));
 		goto out;
 	}
 	if (mf_corpus_path(&mf, mf.module, &module_path, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
+		job_error(&rep, err_msg(&e));
 		goto out;
 	}
-	if (cmd_load_module(module_path, &lm) < 0)
-		goto out;
-	double t0 = now_seconds();
-	SpliceRequest req = {lm.m, mf.entry, &rcp, NULL, force};
-	if (splice_run(&req, &sr, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
-		goto out;
-	}
-	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
-		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
-	if (gpu_reduce_module(&mf, lm.m, &red_orig, NULL, NULL, &e) < 0 ||
-	    gpu_reduce_text(&mf, "spliced", sr.text.p, sr.text.n, &red_spl, NULL, NULL, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
-		goto out;
-	}
-	double t_splice = now_seconds() - t0;
+	/* The outputs: none may be one of the inputs (checked before any work). */
+	gpu_layer_inputs(&mf, oracle_opt);
+	cmd_recipe_inputs(&rcp, NULL);
+	file_input_add(module_path, "module");
 	if (keep) {
 		char dir[4096];
 		if (*keep)
 			snprintf(dir, sizeof dir, "%s", keep);
 		else
-			snprintf(dir, sizeof dir, "d4r-keep-%s-phase-%02u", mf.layer ? mf.layer : layer, phase);
+			snprintf(dir, sizeof dir, "d4r-keep-%s-phase-%02u", mf.layer ? mf.layer : layer,
+			         phase ? phase : rcp.phase);
 		keep_dir = xstrdup(dir);
-		if (mkdir_p(dir, &e) < 0) {
-			cmd_fail("%s", err_msg(&e));
+		static const char *const kept[] = {"spliced.ptx", "spliced.frame", "original.frame"};
+		for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+			char path[4096];
+			keep_path(path, sizeof path, keep_dir, kept[i]);
+			if (out_check(path, &e) < 0) {
+				job_error(&rep, err_msg(&e));
+				goto out;
+			}
+		}
+	}
+	if (diff_png && out_check(diff_png, &e) < 0) {
+		job_error(&rep, err_msg(&e));
+		goto out;
+	}
+	/* What needs no GPU: init files, the oracle, the launch entries. */
+	if (gpu_layer_precheck(&mf, &e) < 0 ||
+	    gpu_read_oracle(&mf, oracle_opt, &oracle, &oracle_len, &oracle_path, &e) < 0) {
+		job_error(&rep, err_msg(&e));
+		goto out;
+	}
+	if (load_module(module_path, &lm, &e) < 0 ||
+	    gpu_reduce_module(&mf, lm.m, &red_orig, NULL, NULL, &e) < 0) {
+		job_error(&rep, err_msg(&e));
+		goto out;
+	}
+	double t0 = now_seconds();
+	SpliceRequest req = {lm.m, mf.entry, &rcp, NULL, force};
+	if (splice_run(&req, &sr, &e) < 0) {
+		job_error(&rep, err_msg(&e));
+		goto out;
+	}
+	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
+		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
+	if (gpu_reduce_text(&mf, "spliced", sr.text.p, sr.text.n, &red_spl, NULL, NULL, &e) < 0) {
+		job_error(&rep, err_msg(&e));
+		goto out;
+	}
+	double t_splice = now_seconds() - t0;
+	if (keep_dir) {
+		if (mkdir_p(keep_dir, &e) < 0) {
+			job_error(&rep, err_msg(&e));
 			goto out;
 		}
-		if (write_keep(dir, "spliced.ptx", sr.text.p, sr.text.n) < 0)
+		char path[4096];
+		keep_path(path, sizeof path, keep_dir, "spliced.ptx");
+		if (write_file_atomic(path, sr.text.p, sr.text.n, &e) < 0) {
+			job_error(&rep, err_msg(&e));
 			goto out;
+		}
 	}
 	GpuModuleSrc mods[2] = {
 		{"original", red_orig.p, red_orig.n, NULL, NULL},
@@ -186,43 +336,44 @@ int cmd_job(int argc, char **argv)
 	job.timeout_s = timeout;
 	job.no_cache = no_cache;
 	if (gpu_job_run(&job, &gr, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
+		job_error(&rep, err_msg(&e));
 		goto out;
 	}
 	double t1 = now_seconds();
-	int have_oracle = gpu_read_oracle(&mf, oracle_opt, &oracle, &oracle_len, &oracle_path, &e) == 0;
 	frame_layout_from_manifest(&mf, &lay);
 	const GpuModuleResult *o = &gr.mods[0], *s = &gr.mods[1];
 	FrameDiff d_orig = {0}, d_spl = {0};
 	int orig_differs = -1, spl_differs = -1;
-	const unsigned char *ref = have_oracle ? oracle : (o->status == GPU_OK ? o->frame : NULL);
-	size_t ref_len = have_oracle ? oracle_len : o->frame_len;
-	if (have_oracle && o->status == GPU_OK)
+	if (o->status == GPU_OK)
 		orig_differs = frame_compare(&lay, o->frame, o->frame_len, oracle, oracle_len, &d_orig);
-	if (ref && s->status == GPU_OK)
-		spl_differs = frame_compare(&lay, s->frame, s->frame_len, ref, ref_len, &d_spl);
+	if (s->status == GPU_OK)
+		spl_differs = frame_compare(&lay, s->frame, s->frame_len, oracle, oracle_len, &d_spl);
 	double t_compare = now_seconds() - t1;
+	/* The verdict, and the headline's reason when there is none: it names
+	 * the frame that failed. */
 	const char *verdict;
+	sb_reset(&msg);
 	if (s->status != GPU_OK) {
 		verdict = s->status == GPU_FAULT ? "FAULT" : s->status == GPU_HANG ? "HANG" : "ERROR";
+		sb_addf(&msg, "spliced: %s", s->message ? s->message : gpu_status_name(s->status));
 		rc = EXIT_ERROR;
 	} else if (o->status != GPU_OK) {
 		verdict = "ERROR";
+		sb_addf(&msg, "original: %s", o->message ? o->message : gpu_status_name(o->status));
 		rc = EXIT_ERROR;
 	} else if (orig_differs == 1) {
 		verdict = "ERROR";
+		sb_addf(&msg, "the original's frame differs from the oracle '%s': a stale oracle or "
+		              "changed inputs; no verdict on the spliced frame", oracle_path);
 		rc = EXIT_ERROR;
 	} else if (spl_differs == 1) {
 		verdict = "DIFFERS";
 		rc = EXIT_DIFFERS;
-	} else if (spl_differs == 0) {
+	} else {
 		verdict = "IDENTICAL";
 		rc = EXIT_OK;
-	} else {
-		verdict = "ERROR";
-		rc = EXIT_ERROR;
 	}
-	if (diff_png && spl_differs == 1 && frame_diff_image(diff_png, &lay, ref, s->frame, s->frame_len, &d_spl, &e) < 0)
+	if (diff_png && spl_differs == 1 && frame_diff_image(diff_png, &lay, oracle, s->frame, s->frame_len, &d_spl, &e) < 0)
 		fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
 	if (keep_dir && s->status == GPU_OK)
 		write_keep(keep_dir, "spliced.frame", s->frame, s->frame_len);
@@ -245,6 +396,13 @@ int cmd_job(int argc, char **argv)
 		root = cJSON_CreateObject();
 		cJSON_AddStringToObject(root, "layer", mf.layer ? mf.layer : layer);
 		cJSON_AddNumberToObject(root, "phase", phase ? phase : rcp.phase);
+		cJSON_AddStringToObject(root, "status",
+		                        rc != EXIT_ERROR ? "ok"
+		                        : s->status != GPU_OK ? gpu_status_name(s->status)
+		                        : o->status != GPU_OK ? gpu_status_name(o->status)
+		                                              : "error");
+		if (msg.n)
+			cJSON_AddStringToObject(root, "message", msg.p);
 		cJSON_AddStringToObject(root, "verdict", verdict);
 		cJSON_AddNumberToObject(root, "exit", rc);
 		cJSON_AddStringToObject(root, "recipe", rpath);
@@ -258,8 +416,8 @@ int cmd_job(int argc, char **argv)
 		cJSON_AddNumberToObject(cut, "live_out", sr.n_live_out);
 		cJSON_AddStringToObject(cut, "sha256", sr.sha256);
 		cJSON_AddBoolToObject(cut, "forced", sr.forced);
-		cJSON_AddStringToObject(root, "oracle", have_oracle ? oracle_path : "");
-		cJSON_AddBoolToObject(root, "compared_with_oracle", have_oracle);
+		cJSON_AddStringToObject(root, "oracle", oracle_path);
+		cJSON_AddBoolToObject(root, "compared_with_oracle", true);
 		cJSON_AddStringToObject(root, "device", gr.device);
 		for (int k = 0; k < 2; k++) {
 			const GpuModuleResult *r = &gr.mods[k];
@@ -279,14 +437,16 @@ int cmd_job(int argc, char **argv)
 			if (differs >= 0)
 				cJSON_AddBoolToObject(mo, "identical", differs == 0);
 		}
-		if (spl_differs == 1) {
+		/* where the failing frame differs: the original's when it does not
+		 * reproduce the oracle, else the spliced one's */
+		if (orig_differs == 1 || spl_differs == 1) {
 			sb_reset(&line);
 			sb_addc(&line, '{');
-			frame_diff_json(&lay, &d_spl, &line);
+			frame_diff_json(&lay, orig_differs == 1 ? &d_orig : &d_spl, &line);
 			sb_addc(&line, '}');
 			cJSON *dj = cJSON_Parse(line.p);
 			if (dj)
-				cJSON_AddItemToObject(root, "diff", dj);
+				cJSON_AddItemToObject(root, orig_differs == 1 ? "original_diff" : "diff", dj);
 		}
 		cJSON_AddNumberToObject(root, "ratio", ratio);
 		cJSON *t = cJSON_AddObjectToObject(root, "seconds");
@@ -302,22 +462,17 @@ int cmd_job(int argc, char **argv)
 		free(txt);
 	} else {
 		printf("%s phase %u: %s", mf.layer ? mf.layer : layer, phase ? phase : rcp.phase, verdict);
-		if (spl_differs == 0)
-			printf(" (spliced frame = %s, %zu bytes, sha256 %.16s)\n",
-			       have_oracle ? "oracle" : "original's frame", s->frame_len, s->sha256);
-		else if (spl_differs == 1)
-			printf(" (spliced frame differs from the %s)\n", have_oracle ? "oracle" : "original's frame");
+		if (msg.n)
+			printf(" (%s)\n", msg.p);
+		else if (spl_differs == 0)
+			printf(" (spliced frame = oracle, %zu bytes, sha256 %.16s)\n", s->frame_len, s->sha256);
 		else
-			printf(" (%s)\n", s->status != GPU_OK && s->message ? s->message
-			                  : o->message ? o->message : "no frame to compare");
+			printf(" (spliced frame differs from the oracle)\n");
 		printf("  recipe    %s  template %s\n", rpath, sr.template_name ? sr.template_name : "?");
 		printf("  cut       s%u-s%u (lines %u-%u), %u mma, live-in %u, live-out %u%s\n", sr.first,
 		       sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in, sr.n_live_out,
 		       sr.forced ? "  FORCED past a refusal" : "");
-		if (!have_oracle)
-			printf("  oracle    none: %s; compared with the original's frame\n", err_msg(&e));
-		else
-			printf("  oracle    %s\n", oracle_path);
+		printf("  oracle    %s\n", oracle_path);
 		sb_reset(&line);
 		times_text(o, &line);
 		printf("  original  %s  [%s%s]\n", line.p, gpu_status_name(o->status),
@@ -328,10 +483,10 @@ int cmd_job(int argc, char **argv)
 		if (ratio > 0)
 			printf("  ratio     spliced/original %.2fx (%s)\n", ratio,
 			       ratio > 1.02 ? "slower" : ratio < 0.98 ? "faster" : "about the same");
-		if (spl_differs == 1) {
+		if (orig_differs == 1 || spl_differs == 1) {
 			sb_reset(&line);
-			frame_diff_describe(&lay, &d_spl, &line);
-			printf("  diff      %s\n", line.p);
+			frame_diff_describe(&lay, orig_differs == 1 ? &d_orig : &d_spl, &line);
+			printf("  diff      %s%s\n", orig_differs == 1 ? "original vs oracle: " : "", line.p);
 		}
 		printf("  seconds   splice %.3f, JIT %.2f (original %.2f%s, spliced %.2f%s), setup %.2f, "
 		       "launches %.3f, compare %.3f, tool %.3f, total %.2f\n",
@@ -356,6 +511,7 @@ out:
 	sb_release(&red_orig);
 	sb_release(&red_spl);
 	sb_release(&line);
+	sb_release(&msg);
 	gpu_result_release(&gr);
 	splice_result_release(&sr);
 	if (lm.m)

@@ -5,7 +5,8 @@
  *   recipe new --module FILE --phase N --template NAME -o FILE [options]
  *       writes recipes/LAYER/phase-NN.json (refuses to overwrite without
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
- *       overwritten: an existing template is kept and said so)
+ *       overwritten: an existing template is kept and said so); neither
+ *       may be one of the files it reads (base/file.h), checked first
  *   recipe check RECIPE... [options]
  *       splices each recipe in memory (and runs ptxas on the result with
  *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
@@ -100,7 +101,10 @@ static int recipe_new(int argc, char **argv)
 	if (splice_locate(layer, c.corpus, c.module, c.entry, NULL, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
-		err_set(&e, "layer '%s': no entry (give --entry)", layer);
+		if (layer)
+			err_set(&e, "layer '%s': no entry (give --entry)", layer);
+		else
+			err_set(&e, "%s: no entry (give --entry)", loc.module_path);
 		goto fail;
 	}
 	if (out_opt)
@@ -119,6 +123,33 @@ static int recipe_new(int argc, char **argv)
 		tname = xstrdup(tname_opt);
 	else /* layer is set: checked above */
 		tname = layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
+	/* the template skeleton, beside the other templates, never overwritten */
+	if (!builtin) {
+		if (c.ptx)
+			root = xstrdup(c.ptx);
+		else {
+			char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
+			root = layout_ptx_root(d);
+			free(d);
+		}
+		if (!root) {
+			err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)",
+			        out_path);
+			goto fail;
+		}
+		tpath = layout_join(root, tname);
+	}
+	/* the outputs, checked before any work: never one of the inputs */
+	file_input_add(loc.module_path, "module");
+	if (layer) {
+		Err ig = ERR_INIT;
+		char *manifest = layout_find_layer(layer, &ig);
+		file_input_add(manifest, "manifest");
+		free(manifest);
+		err_release(&ig);
+	}
+	if (out_check(out_path, &e) < 0 || (tpath && !exists(tpath) && out_check(tpath, &e) < 0))
+		goto fail;
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
@@ -133,19 +164,6 @@ static int recipe_new(int argc, char **argv)
 		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
 		goto write_recipe;
 	}
-	/* the template skeleton, beside the other templates, never overwritten */
-	if (c.ptx)
-		root = xstrdup(c.ptx);
-	else {
-		char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
-		root = layout_ptx_root(d);
-		free(d);
-	}
-	if (!root) {
-		err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)", out_path);
-		goto fail;
-	}
-	tpath = layout_join(root, tname);
 	fprintf(stderr, "%s", sum.p);
 	if (exists(tpath)) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);

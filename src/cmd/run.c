@@ -14,8 +14,12 @@
  * i-th --frame goes with the i-th module.
  *
  * Exit: 0 every module ran and its frame matches the oracle (or the
- * manifest has none), 1 every module ran and some frame differs from the
- * oracle, 2 error, fault or hang of any module.
+ * manifest has none: then no verdict is printed), 1 every module ran and
+ * some frame differs from the oracle, 2 error, fault or hang of any module.
+ * An oracle the manifest names must be there with the manifest's sha256
+ * (exit 2 otherwise, before any GPU work), and no --frame or --diff-image
+ * may be one of the inputs (base/file.h).  With --json every exit path
+ * after the options prints one JSON object, errors included.
  */
 #include "cmd/cmd.h"
 
@@ -76,16 +80,32 @@ typedef struct {
 	int have_diff;
 } RunModule;
 
-/* Reads a module and reduces it to the launched entries. */
-static int load_module(const Manifest *m, RunModule *rm, bool no_reduce, Err *e)
+/* Reads a module and reduces it to the launched entries (which must all be
+ * there, --no-reduce or not). */
+static int load_module(const Manifest *m, RunModule *rm, Err *e)
 {
 	if (map_open(&rm->ptx, rm->path, e) < 0)
 		return -1;
 	rm->mapped = 1;
-	if (no_reduce)
-		return 0;
 	return gpu_reduce_text(m, rm->path, rm->ptx.p, rm->ptx.n, &rm->reduced, &rm->nentries,
 	                       &rm->removed, e);
+}
+
+/* An error: on stderr, and with --json as the one JSON object on stdout
+ * (CI reads stdout). */
+static int run_fail(bool json, const char *layer, const char *msg)
+{
+	if (json) {
+		StrBuf o = STRBUF_INIT;
+		sb_adds(&o, "{\"layer\": ");
+		sb_add_json(&o, layer);
+		sb_adds(&o, ", \"status\": \"error\", \"message\": ");
+		sb_add_json(&o, msg);
+		sb_adds(&o, "}\n");
+		fputs(o.p, stdout);
+		sb_release(&o);
+	}
+	return cmd_fail("%s", msg);
 }
 
 int cmd_run(int argc, char **argv)
@@ -145,36 +165,68 @@ int cmd_run(int argc, char **argv)
 
 	path = layout_find_layer(layer, &e);
 	if (!path) {
-		cmd_fail("%s", err_msg(&e));
+		run_fail(json, layer, err_msg(&e));
 		goto out;
 	}
 	if (corpus) {
 		char *c = layout_corpus_dir(corpus, path, &e);
 		if (!c) {
-			cmd_fail("%s", err_msg(&e));
+			run_fail(json, layer, err_msg(&e));
 			goto out;
 		}
 		free(c);
 	}
 	if (mf_load(path, corpus, &m, &e) < 0) {
-		cmd_fail("%s", err_msg(&e));
+		run_fail(json, layer, err_msg(&e));
 		goto out;
 	}
 	have_manifest = 1;
 	if (!nmods) {
 		if (mf_corpus_path(&m, m.module, &mods[0].owned, &e) < 0) {
-			cmd_fail("%s: module: %s", path, err_msg(&e));
+			err_set(&e, "%s: module: %s", path, err_msg(&e));
+			run_fail(json, m.layer, err_msg(&e));
 			goto out;
 		}
 		mods[0].path = mods[0].owned;
 		nmods = 1;
 	}
-	for (size_t k = 0; k < nmods; k++) {
-		mods[k].frame_out = k < nframes ? frames.v[k] : NULL;
-		if (load_module(&m, &mods[k], no_reduce, &e) < 0) {
-			cmd_fail("%s", err_msg(&e));
+	/* The outputs: none may be an input (checked before any work). */
+	gpu_layer_inputs(&m, NULL);
+	for (size_t k = 0; k < nmods; k++)
+		file_input_add(mods[k].path, "module");
+	for (size_t k = 0; k < nframes; k++)
+		if (out_check(frames.v[k], &e) < 0) {
+			run_fail(json, m.layer, err_msg(&e));
 			goto out;
 		}
+	if (diff_image && out_check(diff_image, &e) < 0) {
+		run_fail(json, m.layer, err_msg(&e));
+		goto out;
+	}
+	/* What needs no GPU: init files, the oracle the manifest names (its
+	 * file must be there, with the manifest's sha256), the launch entries. */
+	if (gpu_layer_precheck(&m, &e) < 0) {
+		run_fail(json, m.layer, err_msg(&e));
+		goto out;
+	}
+	if (m.oracle_path) {
+		unsigned char *buf;
+		if (gpu_read_oracle(&m, NULL, &buf, &oracle_len, &oracle_file, &e) < 0) {
+			run_fail(json, m.layer, err_msg(&e));
+			goto out;
+		}
+		oracle = (char *)buf;
+		frame_layout_from_manifest(&m, &lay);
+		have_lay = 1;
+	}
+	for (size_t k = 0; k < nmods; k++) {
+		mods[k].frame_out = k < nframes ? frames.v[k] : NULL;
+		if (load_module(&m, &mods[k], &e) < 0) {
+			run_fail(json, m.layer, err_msg(&e));
+			goto out;
+		}
+		if (no_reduce)
+			mods[k].removed = 0;   /* the whole module goes to the JIT */
 		srcs[k] = (GpuModuleSrc){.name = mods[k].path,
 		                         .ptx = no_reduce ? mods[k].ptx.p : mods[k].reduced.p,
 		                         .ptx_len = no_reduce ? mods[k].ptx.n : mods[k].reduced.n};
@@ -185,37 +237,8 @@ int cmd_run(int argc, char **argv)
 	              .timeout_s = timeout, .no_cache = no_cache, .device = (int)device};
 	have_res = 1;
 	if (gpu_job_run(&job, &res, &e) < 0) {
-		if (json) {   /* CI reads stdout: say it there too */
-			sb_adds(&o, "{\"layer\": ");
-			sb_add_json(&o, m.layer);
-			sb_adds(&o, ", \"status\": \"error\", \"message\": ");
-			sb_add_json(&o, err_msg(&e));
-			sb_adds(&o, "}\n");
-			fputs(o.p, stdout);
-		}
-		cmd_fail("%s", err_msg(&e));
+		run_fail(json, m.layer, err_msg(&e));
 		goto out;
-	}
-
-	/* The oracle, when the manifest names one and its file is there. */
-	if (m.oracle_path) {
-		Err oe = ERR_INIT;
-		if (mf_corpus_path(&m, m.oracle_path, &oracle_file, &oe) == 0 &&
-		    read_file(oracle_file, &oracle, &oracle_len, &oe) == 0) {
-			char osha[65];
-			sha256_hex(oracle, oracle_len, osha);
-			if (strcmp(osha, m.oracle_sha256))
-				sb_addf(&notes, "d4r-splice: note: oracle file '%s' has sha256 %s, not "
-				                "the manifest's\n", oracle_file, osha);
-			frame_layout_from_manifest(&m, &lay);
-			have_lay = 1;
-		} else {
-			free(oracle);
-			oracle = NULL;
-			sb_addf(&notes, "d4r-splice: note: cannot show where frames differ from the "
-			                "oracle: %s\n", err_msg(&oe));
-		}
-		err_release(&oe);
 	}
 	int any_bad = 0, any_differs = 0, image_done = 0;
 	for (size_t k = 0; k < nmods; k++) {
@@ -227,14 +250,14 @@ int cmd_run(int argc, char **argv)
 			continue;
 		}
 		if (rm->frame_out && write_file_atomic(rm->frame_out, mr->frame, mr->frame_len, &e) < 0) {
-			cmd_fail("%s", err_msg(&e));
+			run_fail(json, m.layer, err_msg(&e));
 			goto out;
 		}
-		if (!m.oracle_path)
+		if (!oracle)
 			continue;
 		rm->verdict = strcmp(mr->sha256, m.oracle_sha256) != 0;
 		any_differs |= rm->verdict;
-		if (rm->verdict && oracle) {
+		if (rm->verdict) {
 			frame_compare(&lay, (unsigned char *)oracle, oracle_len, mr->frame, mr->frame_len,
 			              &rm->fd);
 			rm->have_diff = 1;

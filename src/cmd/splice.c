@@ -6,7 +6,8 @@
  *   d4r-splice splice --module FILE --every-phase [--together] [options]
  *
  * The work is splice_run (splice/splice.h); this file finds the files,
- * writes the output atomically and prints the summary on stderr.  An option
+ * writes the output (base/file.h: never over one of the inputs, checked
+ * before the work) and prints the summary on stderr.  An option
  * of one form is refused in the other: --every-phase writes nothing and
  * takes no recipe, and --together and --template belong to it alone.
  */
@@ -521,17 +522,7 @@ int cmd_splice(int argc, char **argv)
 		err_set(&e, "%s: no entry: give --entry, or \"entry\" in the recipe", recipe_path);
 		goto fail;
 	}
-	if (map_open(&mf, loc.module_path, &e) < 0)
-		goto fail;
-	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
-	if (!m)
-		goto fail;
-	SpliceRequest req = {m, loc.entry, &r, ptx_root, force != 0};
-	if (splice_run(&req, &res, &e) < 0)
-		goto fail;
-
-	/* the output name */
+	/* the output name, checked before any work: never one of the inputs */
 	if (out_opt)
 		out_path = xstrdup(out_opt);
 	else {
@@ -549,6 +540,26 @@ int cmd_splice(int argc, char **argv)
 		}
 		out_path = sb.p;
 	}
+	cmd_recipe_inputs(&r, ptx_root);
+	file_input_add(loc.module_path, "module");
+	if (layer) {
+		Err ig = ERR_INIT;
+		char *manifest = layout_find_layer(layer, &ig);
+		file_input_add(manifest, "manifest");
+		free(manifest);
+		err_release(&ig);
+	}
+	if (out_check(out_path, &e) < 0)
+		goto fail;
+	if (map_open(&mf, loc.module_path, &e) < 0)
+		goto fail;
+	have_mf = true;
+	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	if (!m)
+		goto fail;
+	SpliceRequest req = {m, loc.entry, &r, ptx_root, force != 0};
+	if (splice_run(&req, &res, &e) < 0)
+		goto fail;
 	if (!quiet) {
 		fprintf(stderr, "%s", res.summary.p);
 	}

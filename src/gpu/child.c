@@ -9,6 +9,8 @@
  */
 #include "gpu/child.h"
 
+#include "base/temp.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -119,6 +121,10 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		return err_set(e, "cannot create a pipe: %s", strerror(errno));
 	fflush(stdout);
 	fflush(stderr);
+	/* The child inherits the handlers that remove its temporary files (the
+	 * compiled-image cache's) when a signal ends it; the parent passes a
+	 * terminating signal on to it (base/temp.h). */
+	temp_install();
 	double t0 = now_seconds();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -141,6 +147,7 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		_exit(rc & 0xff);
 	}
 	close(fds[1]);
+	temp_child_add(pid);
 
 	double deadline = t0 + jit_limit_s;
 	StrBuf in = STRBUF_INIT;
@@ -195,6 +202,7 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 			nanosleep(&ts, NULL);
 		}
 	}
+	temp_child_done(pid);
 	r->seconds = now_seconds() - t0;
 	sb_release(&in);
 

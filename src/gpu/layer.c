@@ -1,16 +1,36 @@
 /*
- * layer.c - a layer's modules reduced for the JIT, and its oracle frame
- * (see layer.h).
+ * layer.c - a layer's modules reduced for the JIT, its oracle frame, its
+ * files as inputs of the command, and what can be checked of it before the
+ * driver is touched (see layer.h).
  */
 #include "gpu/layer.h"
 
 #include "base/file.h"
 #include "base/sha256.h"
 #include "gpu/gpu.h"
+#include "gpu/launch.h"
 #include "ptx/parse.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* -1 with "MANIFEST: launches[i].entry: ..." for the first launch whose
+ * entry is not an entry with a body among spans[0..n). */
+static int launch_entries_present(const Manifest *m, const Module *mod, const GpuFuncSpan *spans,
+                                  size_t n, Err *e)
+{
+	for (size_t i = 0; i < m->nlaunches; i++) {
+		const char *want = m->launches[i].entry;
+		bool found = false;
+		for (size_t k = 0; k < n && !found; k++)
+			found = !strcmp(spans[k].name, want);
+		if (!found)
+			return err_set(e, "%s: launches[%zu].entry: no entry '%s' in the module '%s'",
+			               m->path ? m->path : "the manifest", i, want,
+			               mod->name ? mod->name : "?");
+	}
+	return 0;
+}
 
 int gpu_reduce_module(const Manifest *m, const Module *mod, StrBuf *out, size_t *entries,
                       size_t *removed, Err *e)
@@ -29,7 +49,9 @@ int gpu_reduce_module(const Manifest *m, const Module *mod, StrBuf *out, size_t 
 	}
 	if (entries)
 		*entries = n;
-	int rc = gpu_reduce_for_layer(m, mod->src, mod->len, spans, n, out, removed, e);
+	int rc = launch_entries_present(m, mod, spans, n, e);
+	if (rc == 0)
+		rc = gpu_reduce_for_layer(m, mod->src, mod->len, spans, n, out, removed, e);
 	for (size_t i = 0; i < n; i++)
 		free((char *)spans[i].name);
 	free(spans);
@@ -58,10 +80,15 @@ int gpu_read_oracle(const Manifest *m, const char *opt, unsigned char **buf, siz
 		    e, "%s: the manifest names no oracle frame (give --oracle FILE)",
 		    m->path);
 	else if (mf_corpus_path(m, m->oracle_path, &path, e) < 0)
-		return -1;
+		return err_set(e, "%s: oracle.path: %s", m->path, err_msg(e));
 	char *data;
 	size_t n;
 	if (read_file(path, &data, &n, e) < 0) {
+		if (opt)
+			err_set(e, "--oracle: %s: no verdict without its oracle", err_msg(e));
+		else
+			err_set(e, "%s: oracle.path: %s: no verdict without its oracle", m->path,
+			        err_msg(e));
 		free(path);
 		return -1;
 	}
@@ -82,5 +109,59 @@ int gpu_read_oracle(const Manifest *m, const char *opt, unsigned char **buf, siz
 	*buf = (unsigned char *)data;
 	*len = n;
 	*path_out = path;
+	return 0;
+}
+
+/* corpus/rel registered as an input named `what`, when there is a corpus. */
+static void corpus_input(const Manifest *m, const char *rel, const char *what)
+{
+	char *path;
+	Err ig = ERR_INIT;
+	if (rel && mf_corpus_path(m, rel, &path, &ig) == 0) {
+		file_input_add(path, what);
+		free(path);
+	}
+	err_release(&ig);
+}
+
+void gpu_layer_inputs(const Manifest *m, const char *oracle_opt)
+{
+	file_input_add(m->path, "manifest");
+	corpus_input(m, m->module, "module");
+	if (oracle_opt)
+		file_input_add(oracle_opt, "oracle");
+	else
+		corpus_input(m, m->oracle_path, "oracle");
+	for (size_t i = 0; i < m->nbuffers; i++)
+		if (m->buffers[i].init.kind == MF_INIT_FILE)
+			corpus_input(m, m->buffers[i].init.path, "init file");
+	for (size_t i = 0; i < m->narrays; i++)
+		if (m->arrays[i].init.kind == MF_INIT_FILE)
+			corpus_input(m, m->arrays[i].init.path, "init file");
+}
+
+int gpu_layer_precheck(const Manifest *m, Err *e)
+{
+	char what[300];
+	for (size_t i = 0; i < m->nbuffers; i++) {
+		const MfBuffer *b = &m->buffers[i];
+		if (b->init.kind != MF_INIT_FILE)
+			continue;
+		unsigned char *img;
+		snprintf(what, sizeof what, "buffers.%s", b->name);
+		if (gpu_init_image(m, &b->init, b->init.format, b->size, what, &img, e) < 0)
+			return -1;
+		free(img);
+	}
+	for (size_t i = 0; i < m->narrays; i++) {
+		const MfArray *a = &m->arrays[i];
+		if (a->init.kind != MF_INIT_FILE)
+			continue;
+		unsigned char *img;
+		snprintf(what, sizeof what, "arrays.%s", a->name);
+		if (gpu_init_image(m, &a->init, a->format, mf_array_bytes(a), what, &img, e) < 0)
+			return -1;
+		free(img);
+	}
 	return 0;
 }

@@ -6,6 +6,8 @@
  */
 #include "splice.h"
 
+#include "base/temp.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,14 +77,15 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 	const char *tdir = getenv("TMPDIR");
 	char tmp[4096];
 	snprintf(tmp, sizeof tmp, "%s/d4r-splice-XXXXXX.ptx", tdir && *tdir ? tdir : "/tmp");
-	int fd = mkstemps(tmp, 4);
+	int slot;   /* registered: removed on every exit path (base/temp.h) */
+	int fd = temp_mkstemps(tmp, 4, &slot);
 	if (fd < 0) {
 		sb_release(&exe);
 		return err_set(e, "cannot create a temporary file: %s", strerror(errno));
 	}
 	FILE *fp = fdopen(fd, "w");
 	if (!fp || fwrite(text, 1, len, fp) != len || fclose(fp) != 0) {
-		unlink(tmp);
+		temp_remove(slot);
 		sb_release(&exe);
 		return err_set(e, "cannot write '%s': %s", tmp, strerror(errno));
 	}
@@ -123,7 +126,7 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 		rc = -1;
 	}
 out:
-	unlink(tmp);
+	temp_remove(slot);
 	sb_release(&cmd);
 	sb_release(&exe);
 	return rc;

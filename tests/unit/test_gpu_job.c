@@ -275,7 +275,8 @@ static void test_gpu_job__reduce_to_the_launched_entries(void **state)
 	launches[1].entry = "gone";
 	sb_reset(&out);
 	assert_int_equal(gpu_reduce_module(&m, mod, &out, NULL, NULL, &e), -1);
-	assert_string_equal(err_msg(&e), "no entry 'gone' in the module");
+	assert_string_equal(err_msg(&e), "the manifest: launches[1].entry: no entry 'gone' in the "
+	                                 "module 'two.ptx'");
 	launches[1].entry = "keep";
 	/* text that does not parse says where */
 	assert_int_equal(gpu_reduce_text(&m, "spliced", ".entry x(\n", 10, &out2, NULL, NULL, &e),
