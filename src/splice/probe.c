@@ -167,13 +167,29 @@ void probe_plan_copy(const ProbePlan *src, ProbePlan *dst)
 	dst->skipped = src->skipped;
 }
 
-/* Appends register `reg` (last defined in the range at `def`) to r. */
-static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def, ProbePlan *plan)
+static int64_t line_end(const Module *m, size_t off);
+static uint32_t scope_at(const Module *m, const Func *f, size_t off);
+static int64_t decl_visible(const Module *m, const Func *f, Str name, uint32_t sc);
+
+/* Appends register `reg` (last defined in the range at `def`) to r; with
+ * `at_scope` (not UINT32_MAX), only when its name means that register in
+ * the record's scope. */
+static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def, ProbePlan *plan,
+                    uint32_t at_scope)
 {
 	const RegInfo *ri = df_reg(df, reg);
 	if (ri->special)
 		return;
 	const Module *m = df_module(df);
+	if (at_scope != UINT32_MAX) {
+		const Func *f = df_func(df);
+		int64_t here = decl_visible(m, f, ri->name, at_scope);
+		int64_t there = decl_visible(m, f, ri->name, scope_at(m, f, func_stmt(m, f, def)->off));
+		if (here != there) {
+			plan->skipped++;
+			return;
+		}
+	}
 	int f = ri->vec ? -1 : value_fmt(m, func_stmt(m, df_func(df), def), ri);
 	if (f < 0) {
 		plan->skipped++;
@@ -198,7 +214,7 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
 			return -1;
 		}
 		for (size_t i = 0; i < cut.live_out.n; i++)
-			add_reg(df, &r, cut.live_out.v[i].reg, cut.live_out.v[i].stmt, plan);
+			add_reg(df, &r, cut.live_out.v[i].reg, cut.live_out.v[i].stmt, plan, UINT32_MAX);
 		cut_release(&cut);
 	} else {
 		/* every register the range defines, in first-definition order, each
@@ -217,8 +233,14 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
 				lastdef[d[k]] = s + 1;
 			}
 		}
+		/* a temporary of a { } scope that has closed is not there to store */
+		const Module *m = df_module(df);
+		const Func *f = df_func(df);
+		const Stmt *ls = func_stmt(m, f, last);
+		int64_t off = line_end(m, (size_t)ls->off + ls->len);
+		uint32_t sc = off < 0 ? UINT32_MAX : scope_at(m, f, (size_t)off);
 		for (size_t i = 0; i < order.n; i++)
-			add_reg(df, &r, order.v[i], lastdef[order.v[i]] - 1, plan);
+			add_reg(df, &r, order.v[i], lastdef[order.v[i]] - 1, plan, sc);
 		VEC_FREE(order);
 		free(lastdef);
 	}

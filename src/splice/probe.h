@@ -115,7 +115,9 @@ typedef struct {
 typedef struct {
 	VEC(ProbeRecord) recs;
 	uint64_t warp_bytes; /* probe_plan_layout: one warp's area */
-	uint32_t skipped;    /* registers left out: vector registers (.v2/.v4) */
+	/* registers left out: vector registers (.v2/.v4), and with
+	 * PROBE_REGS_ALL the ones of a { } scope that has closed at the record */
+	uint32_t skipped;
 } ProbePlan;
 
 void probe_plan_release(ProbePlan *p);
@@ -130,8 +132,10 @@ typedef enum { PROBE_REGS_LIVE_OUT, PROBE_REGS_ALL } ProbeRegs;
  * after `last`: its live-out registers (df_cut), or with PROBE_REGS_ALL
  * every register the range defines; each with the format its declaration
  * or its last definition in the range gives (an f16 mma's D is f16x2).
- * Vector registers are left out (counted in plan->skipped).  Appends the
- * record to plan (not laid out).  Returns 0 or -1.
+ * Vector registers are left out, and so are registers of a `{ }` scope
+ * that has closed after `last` (an inline-asm block's `p`), which are not
+ * there to be stored (counted in plan->skipped).  Appends the record to
+ * plan (not laid out).  Returns 0 or -1.
  */
 int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs,
                      uint8_t what, uint32_t phase, ProbePlan *plan, Err *e);
