@@ -25,11 +25,12 @@
  * reproduce the oracle among them).
  *
  * Decisions:
- *  - The dump of every probed phase must fit a limit (--dump-limit, default
- *    2 GB per module: two of them are on the device and on the host at
- *    once).  When it does not, the first records that fit are probed and
- *    the output says which phases were left out and how to reach them
- *    (--window).
+ *  - The dump of every probed phase must fit: in half of what the device's
+ *    free memory leaves (two dumps are on it at once), asked in a child
+ *    while the host prepares the modules, and in an eighth of the host's
+ *    memory; or in --dump-limit.  When it does not, the first records that
+ *    fit are probed and the output says which phases were left out and how
+ *    to reach them (--window).
  *  - A record at a cut's end holds the cut's live-out registers whatever
  *    --registers says: those are the registers the splice binds, the only
  *    ones both modules have there.
@@ -46,6 +47,7 @@
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +102,7 @@ typedef struct {
 	NumList phases, window;
 	ProbeAt at;
 	ProbeRegs regs;
-	uint64_t dump_limit;
+	uint64_t dump_limit; /* --dump-limit, 0: what the device and the host allow */
 	double timeout;
 	bool json, no_cache, force, serial;
 	/* the layer and the two modules */
@@ -118,12 +120,23 @@ typedef struct {
 	size_t nphases;
 	ProbePlan po, ps;    /* the same records in the original and the spliced module */
 	ProbeIndexVec dropped;
+	size_t unprobed;     /* points a probe cannot go to */
+	StrBuf unprobed_why; /* the first one's reason */
 	size_t planned;      /* records before the size limit */
 	uint64_t full_bytes; /* the dump of all planned records */
 	StrBuf left_out;     /* the phases the size limit left out */
 	ProbeResult ro, rs;
 	StrBuf red_o, red_s;
 	uint32_t nmatched;
+	/* the device's memory, asked on a thread while the host prepares */
+	pthread_t mem_thread;
+	bool mem_started;
+	int mem_rc;
+	Err mem_err;
+	uint64_t dev_free, dev_total;
+	char dev_name[128];
+	uint64_t limit;      /* the limit applied */
+	const char *limit_why; /* where it comes from, for the output */
 	/* times */
 	double t_prep;
 } Bisect;
@@ -304,6 +317,58 @@ static int make_spliced(Bisect *b, Err *e)
 
 static void plan_phases(const ProbePlan *p, size_t from, size_t to, StrBuf *sb);
 
+static const char *size_text(uint64_t n, char buf[32]);
+
+static void *mem_query(void *p)
+{
+	Bisect *b = p;
+	b->mem_rc = gpu_probe_device_memory(0, &b->dev_free, &b->dev_total, b->dev_name, &b->mem_err);
+	return NULL;
+}
+
+/*
+ * The most one module's dump may take: --dump-limit, else what two dumps
+ * at once leave of the device's free memory (less the layer's buffers and
+ * arrays twice, and 512 MB for the driver and the code), and no more than
+ * an eighth of the host's memory (the dumps cross a pipe and are held
+ * while they are compared).
+ */
+static int dump_limit(Bisect *b, Err *e)
+{
+	static char why[160];
+	if (b->mem_started) {
+		pthread_join(b->mem_thread, NULL);
+		b->mem_started = false;
+		if (b->mem_rc < 0)
+			return err_set(e, "%s", err_msg(&b->mem_err));
+	}
+	if (b->dump_limit) {
+		b->limit = b->dump_limit;
+		b->limit_why = "--dump-limit";
+		return 0;
+	}
+	uint64_t layer = 0;
+	for (size_t i = 0; i < b->mf.nbuffers; i++)
+		layer += b->mf.buffers[i].size;
+	for (size_t i = 0; i < b->mf.narrays; i++)
+		layer += mf_array_bytes(&b->mf.arrays[i]);
+	uint64_t keep = 2 * layer + (512ull << 20);
+	uint64_t dev = b->dev_free > keep ? (b->dev_free - keep) / 2 : 0;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t host = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 8 : dev;
+	char s1[32], s2[32];
+	if (host < dev) {
+		b->limit = host;
+		snprintf(why, sizeof why, "an eighth of the host's %s", size_text(host * 8, s1));
+	} else {
+		b->limit = dev;
+		snprintf(why, sizeof why, "half of what the device's free %s of %s leaves",
+		         size_text(b->dev_free, s1), size_text(b->dev_total, s2));
+	}
+	b->limit_why = why;
+	return 0;
+}
+
 static bool cut_end(const Bisect *b, uint32_t at)
 {
 	for (size_t i = 0; i < b->cuts.n; i++)
@@ -370,8 +435,34 @@ static int plan_probes(Bisect *b, Err *e)
 	               &b->dropped);
 	free(pc);
 	free(match);
+	/* points a probe cannot go to (a statement sharing its line, a hidden
+	 * register) are left out of both, and said */
+	size_t u2 = 0;
+	for (size_t i = 0; i < b->po.recs.n; i++) {
+		Err ce = ERR_INIT;
+		bool ok = probe_record_check(m, b->fo, &b->po.recs.v[i], &ce) == 0 &&
+		          probe_record_check(b->ms, b->fs, &b->ps.recs.v[i], &ce) == 0;
+		if (ok) {
+			b->po.recs.v[u2] = b->po.recs.v[i];
+			b->ps.recs.v[u2++] = b->ps.recs.v[i];
+			err_release(&ce);
+			continue;
+		}
+		if (!b->unprobed++)
+			sb_adds(&b->unprobed_why, err_msg(&ce));
+		err_release(&ce);
+		ProbeRecord *pr[2] = {&b->po.recs.v[i], &b->ps.recs.v[i]};
+		for (int k = 0; k < 2; k++) {
+			for (size_t q = 0; q < pr[k]->vals.n; q++)
+				free(pr[k]->vals.v[q].name);
+			VEC_FREE(pr[k]->vals);
+		}
+	}
+	b->po.recs.n = b->ps.recs.n = u2;
 	if (!b->po.recs.n) {
-		err_set(e, "no probe point of the original has a counterpart in the spliced module");
+		err_set(e, "no probe point of the original has a counterpart in the spliced module%s%s",
+		        b->unprobed ? " that a probe can go to: " : "",
+		        b->unprobed ? b->unprobed_why.p : "");
 		goto out;
 	}
 
@@ -391,15 +482,19 @@ static int plan_probes(Bisect *b, Err *e)
 	b->planned = b->po.recs.n;
 	b->full_bytes = probe_dump_bytes(&b->po, b->grid, b->block);
 	/* the window that fits: the first records */
+	if (dump_limit(b, e) < 0)
+		goto out;
 	uint64_t warps = probe_grid_warps(b->grid, b->block);
-	if (b->full_bytes > b->dump_limit) {
+	if (b->full_bytes > b->limit) {
 		uint64_t sum = 0;
 		size_t k = 0;
-		while (k < b->po.recs.n && sum + b->po.recs.v[k].bytes * warps <= b->dump_limit)
+		while (k < b->po.recs.n && sum + b->po.recs.v[k].bytes * warps <= b->limit)
 			sum += b->po.recs.v[k++].bytes * warps;
 		if (!k) {
-			err_set(e, "the first probe record alone needs %.1f MB, over --dump-limit (%.1f MB)",
-			        b->po.recs.v[0].bytes * warps / 1048576.0, b->dump_limit / 1048576.0);
+			char s1[32], s2[32];
+			err_set(e, "the first probe record alone needs %s, over the limit of %s (%s)",
+			        size_text(b->po.recs.v[0].bytes * warps, s1), size_text(b->limit, s2),
+			        b->limit_why);
 			goto out;
 		}
 		plan_phases(&b->po, k, b->po.recs.n, &b->left_out);
@@ -438,10 +533,12 @@ static void note_s(void *ctx, unsigned line, StrBuf *out)
 
 /* ---- output ----------------------------------------------------------------------- */
 
-/* "12.3 MB", "4.0 KB", "512 bytes" */
+/* "1.5 GB", "12.3 MB", "4.0 KB", "512 bytes" */
 static const char *size_text(uint64_t n, char buf[32])
 {
-	if (n >= 1048576)
+	if (n >= (1ull << 30))
+		snprintf(buf, 32, "%.1f GB", n / 1073741824.0);
+	else if (n >= 1048576)
 		snprintf(buf, 32, "%.1f MB", n / 1048576.0);
 	else if (n >= 1024)
 		snprintf(buf, 32, "%.1f KB", n / 1024.0);
@@ -507,7 +604,6 @@ int cmd_bisect(int argc, char **argv)
 	memset(b, 0, sizeof bb);
 	b->layer = argv[0];
 	const char *at = "phase-end", *regs = "live-out";
-	b->dump_limit = 2ull << 30;
 	b->timeout = 120;
 	const Opt opts[] = {
 		OPT_PHASE(&b->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
@@ -522,7 +618,7 @@ int cmd_bisect(int argc, char **argv)
 		OPT_CALLBACK(0, "window", &b->window, "LIST", opt_phase_list,
 		             "the phases to probe (default: all that fit)"),
 		OPT_CALLBACK(0, "dump-limit", &b->dump_limit, "SIZE", opt_size,
-		             "the most one module's dump may take (default 2G)"),
+		             "the most one module's dump may take (default: what fits)"),
 		OPT_STRING(0, "oracle", &b->oracle_opt, "FILE",
 		           "the oracle frame (default: the manifest's)"),
 		OPT_STRING(0, "corpus", &b->corpus, "DIR", "the corpus folder"),
@@ -560,6 +656,10 @@ int cmd_bisect(int argc, char **argv)
 
 	double t_start = now_seconds();
 	Err e = ERR_INIT;
+	b->mem_err = (Err)ERR_INIT;
+	b->mem_started = pthread_create(&b->mem_thread, NULL, mem_query, b) == 0;
+	if (!b->mem_started)
+		mem_query(b);
 	GpuProbeResult gr;
 	memset(&gr, 0, sizeof gr);
 	unsigned char *oracle = NULL;
@@ -731,10 +831,14 @@ int cmd_bisect(int argc, char **argv)
 		if (windowed) {
 			cJSON_AddNumberToObject(pj, "all_records", (double)b->planned);
 			cJSON_AddNumberToObject(pj, "all_dump_bytes", (double)b->full_bytes);
-			cJSON_AddNumberToObject(pj, "dump_limit", (double)b->dump_limit);
+			cJSON_AddNumberToObject(pj, "dump_limit", (double)b->limit);
+			cJSON_AddStringToObject(pj, "limit_from", b->limit_why);
 			cJSON_AddStringToObject(pj, "left_out", b->left_out.p ? b->left_out.p : "");
 		}
 		cJSON_AddNumberToObject(pj, "inside_cuts", (double)b->dropped.n);
+		cJSON_AddNumberToObject(pj, "unprobed", (double)b->unprobed);
+		if (b->unprobed)
+			cJSON_AddStringToObject(pj, "unprobed_first", b->unprobed_why.p);
 		cJSON_AddStringToObject(pj, "symbol", b->ro.symbol);
 		cJSON *oj = cJSON_AddObjectToObject(root, "original");
 		cJSON *sj = cJSON_AddObjectToObject(root, "spliced");
@@ -849,14 +953,17 @@ int cmd_bisect(int argc, char **argv)
 			printf("            %zu points inside a cut have no counterpart in the spliced "
 			       "module\n",
 			       b->dropped.n);
+		if (b->unprobed)
+			printf("            %zu points left out: a probe cannot go there (the first: %s)\n",
+			       b->unprobed, b->unprobed_why.p);
 		if (windowed) {
 			sb_reset(&sb);
 			plan_phases(&b->po, 0, b->po.recs.n, &sb);
 			char s3[32], s4[32];
 			printf("  window    phases %s only: the dump of all %zu records would take %s, over "
-			       "--dump-limit (%s); the rest: --window %s\n",
+			       "the limit of %s (%s); the rest: --window %s\n",
 			       sb.p ? sb.p : "-", b->planned, size_text(b->full_bytes, s3),
-			       size_text(b->dump_limit, s4), b->left_out.p ? b->left_out.p : "-");
+			       size_text(b->limit, s4), b->limit_why, b->left_out.p ? b->left_out.p : "-");
 		}
 		if (orig_differs == 0)
 			printf("  original  instrumented frame = oracle (the probes do not change what "
@@ -952,6 +1059,9 @@ fail:
 	cmd_fail("%s", err_msg(&e));
 	rc = EXIT_ERROR;
 done:
+	if (b->mem_started)
+		pthread_join(b->mem_thread, NULL);
+	err_release(&b->mem_err);
 	cJSON_Delete(root);
 	free(diffs);
 	frame_diff_release(&d_orig);
@@ -977,6 +1087,7 @@ done:
 	VEC_FREE(b->cuts);
 	free(b->mode_text);
 	sb_release(&b->left_out);
+	sb_release(&b->unprobed_why);
 	if (b->ms)
 		mod_free(b->ms);
 	sb_release(&b->spliced);

@@ -9,6 +9,7 @@
  *   'R'  the result: JIT seconds and whether cached, launch ms, read-back
  *        seconds, device memory free and total, the frame, the dump
  *   'F'  the failure: the record's status and message say what
+ *   'G'  the device's free and total memory and its name (the memory query)
  *
  * Decisions:
  *  - One child per module, started from one thread per module: the JIT is
@@ -400,4 +401,68 @@ void gpu_probe_result_release(GpuProbeResult *res)
 	free(res->mods);
 	free(res->message);
 	memset(res, 0, sizeof *res);
+}
+
+/* ---- the device's memory --------------------------------------------------------- */
+
+typedef struct {
+	int device;
+} MemArg;
+
+static int memory_child(void *argp, GpuChan *ch)
+{
+	const MemArg *a = argp;
+	Err e = ERR_INIT;
+	GpuContext ctx = {0};
+	size_t fr = 0, tot = 0;
+	gpu_chan_stage(ch, "context");
+	if (gpu_driver_load(&e) < 0 || gpu_context_open(a->device, &ctx, &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuMemGetInfo(&fr, &tot), "cuMemGetInfo", &e) < 0) {
+		send_failure(ch, GPU_ERROR, err_msg(&e));
+		err_release(&e);
+		return 1;
+	}
+	size_t dl = strlen(ctx.name);
+	unsigned char *b = xmalloc(1 + 8 * 3 + dl), *p = b;
+	*p++ = 'G';
+	p = put_u64(p, fr);
+	p = put_u64(p, tot);
+	p = put_u64(p, dl);
+	memcpy(p, ctx.name, dl);
+	gpu_chan_result(ch, GPU_OK, NULL, b, 1 + 8 * 3 + dl);
+	free(b);
+	gpu_context_close(&ctx);
+	err_release(&e);
+	return 0;
+}
+
+int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b, char name[128],
+                            Err *e)
+{
+	*free_b = *total_b = 0;
+	name[0] = 0;
+	if (gpu_driver_load(e) < 0)
+		return -1;
+	MemArg a = {device};
+	GpuChildResult cr;
+	if (gpu_child_run(memory_child, &a, 60, 60, &cr, e) < 0)
+		return -1;
+	int rc = -1;
+	for (size_t i = 0; i < cr.nrecs; i++) {
+		GpuChildRecord *rec = &cr.recs[i];
+		Rd rd = {rec->payload, rec->npayload, 1, 0};
+		if (rec->npayload && rec->payload[0] == 'G') {
+			*free_b = get_u64(&rd);
+			*total_b = get_u64(&rd);
+			uint64_t dl = get_u64(&rd);
+			const unsigned char *d = get_span(&rd, dl);
+			if (d)
+				snprintf(name, 128, "%.*s", (int)dl, (const char *)d);
+			rc = rd.bad ? -1 : 0;
+		}
+	}
+	if (rc < 0)
+		err_set(e, "%s", cr.message ? cr.message : "the device's memory could not be read");
+	gpu_child_result_release(&cr);
+	return rc;
 }

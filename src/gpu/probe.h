@@ -88,4 +88,14 @@ typedef struct {
 int gpu_probe_run(const GpuProbeJob *job, GpuProbeResult *res, Err *e);
 void gpu_probe_result_release(GpuProbeResult *res);
 
+/*
+ * The free and total memory of CUDA device `device` and its name, asked in
+ * a child process (this process never initialises CUDA: its children could
+ * not use it after a fork).  Takes what a context takes to open; a caller
+ * that has other work can run it on a thread of its own meanwhile.
+ * Returns 0, or -1 ("no CUDA driver: ...", a CUDA error).
+ */
+int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b, char name[128],
+                            Err *e);
+
 #endif

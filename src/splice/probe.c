@@ -581,6 +581,63 @@ static int64_t position(const Ins *in, uint32_t at, bool before, const char *wha
 	return off;
 }
 
+/* Can record r be stored where it says?  Its position, each read's, and
+ * each register (visible there, the register its definition means, of its
+ * format's width).  Returns the record's insertion offset, or -1 with the
+ * reason (`what` names the record). */
+static int64_t check_record(const Ins *in, const ProbeRecord *r, const char *what)
+{
+	const Module *m = in->m;
+	const Func *f = in->f;
+	Err *e = in->e;
+	int64_t off = position(in, r->at, r->before, what);
+	if (off < 0)
+		return -1;
+	uint32_t sc = scope_at(m, f, (size_t)off);
+	for (size_t k = 0; k < r->vals.n; k++) {
+		const ProbeValue *v = &r->vals.v[k];
+		if (v->kind == PV_READ) {
+			if (v->read_at > r->at || (v->read_at == r->at && !v->read_before && r->before))
+				return err_set(e, "probe: %s: '%s' is read at %s s%u, after the record is stored",
+				               what, v->name, v->read_before ? "before" : "after", v->read_at);
+			if (position(in, v->read_at, v->read_before, what) < 0)
+				return -1;
+			continue;
+		}
+		Str name = str_c(v->name);
+		int64_t d = decl_visible(m, f, name, sc);
+		if (d == -1)
+			return err_set(e, "probe: %s: register '%s' is not visible %s s%u (line %u): "
+			                  "declared in a '{ }' scope that is not open there, or not at all",
+			               what, v->name, r->before ? "before" : "after", r->at,
+			               func_stmt(m, f, r->at)->line);
+		if (v->def != UINT32_MAX && v->def < f->nstmt) {
+			const Stmt *ds = func_stmt(m, f, v->def);
+			if (decl_visible(m, f, name, scope_at(m, f, ds->off)) != d)
+				return err_set(e, "probe: %s: register '%s' defined at s%u (line %u) is hidden "
+				                  "at the probe by another declaration of that name",
+				               what, v->name, v->def, ds->line);
+		}
+		uint32_t bits = decl_bits(m, f, name, d);
+		if (bits != probe_fmt_bits((ProbeFmt)v->fmt))
+			return err_set(e, "probe: %s: register '%s' has %u bits, its format %s has %u", what,
+			               v->name, bits, probe_fmt_name((ProbeFmt)v->fmt),
+			               probe_fmt_bits((ProbeFmt)v->fmt));
+	}
+	return off;
+}
+
+int probe_record_check(const Module *m, const Func *f, const ProbeRecord *r, Err *e)
+{
+	ProbeRequest req = {m, f, NULL, NULL};
+	Ins in = {&req, m, f, NULL, e};
+	StrBuf what = STRBUF_INIT;
+	probe_record_name(r, &what);
+	int64_t off = check_record(&in, r, what.p);
+	sb_release(&what);
+	return off < 0 ? -1 : 0;
+}
+
 typedef struct {
 	size_t off;
 	int order;     /* at one offset: declarations 0, reads 1, stores 2 */
@@ -767,58 +824,22 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 		sb_addf(&what, "record %zu (", i);
 		probe_record_name(r, &what);
 		sb_adds(&what, ")");
-		int64_t off = position(&in, r->at, r->before, what.p);
+		int64_t off = check_record(&in, r, what.p);
 		if (off < 0)
 			goto out_what;
-		uint32_t sc = scope_at(m, f, (size_t)off);
 		size_t r0 = nr;
 		for (size_t k = 0; k < r->vals.n; k++) {
 			const ProbeValue *v = &r->vals.v[k];
-			if (v->kind == PV_READ) {
-				bool wide = probe_fmt_bits((ProbeFmt)v->fmt) == 64;
-				read_no[nr] = wide ? nreads_b++ : nreads_w++;
-				if (v->read_at > r->at ||
-				    (v->read_at == r->at && !v->read_before && r->before)) {
-					err_set(e, "probe: %s: '%s' is read at %s s%u, after the record is stored",
-					        what.p, v->name, v->read_before ? "before" : "after", v->read_at);
-					goto out_what;
-				}
-				int64_t ro = position(&in, v->read_at, v->read_before, what.p);
-				if (ro < 0)
-					goto out_what;
-				Piece p = {(size_t)ro, 1, seq++, -2, STRBUF_INIT};
-				sb_addf(&p.text, "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: read\n",
-				        wide ? 64 : 32, res->prefix, wide ? 'c' : 'w', read_no[nr], v->name, i);
-				VEC_PUSH(pcs, p);
-				nr++;
+			if (v->kind != PV_READ)
 				continue;
-			}
-			Str name = str_c(v->name);
-			int64_t d = decl_visible(m, f, name, sc);
-			if (d == -1) {
-				err_set(e, "probe: %s: register '%s' is not visible %s s%u (line %u): declared "
-				           "in a '{ }' scope that is not open there, or not at all",
-				        what.p, v->name, r->before ? "before" : "after", r->at,
-				        func_stmt(m, f, r->at)->line);
-				goto out_what;
-			}
-			if (v->def != UINT32_MAX && v->def < f->nstmt) {
-				const Stmt *ds = func_stmt(m, f, v->def);
-				int64_t dd = decl_visible(m, f, name, scope_at(m, f, ds->off));
-				if (dd != d) {
-					err_set(e, "probe: %s: register '%s' defined at s%u (line %u) is hidden "
-					           "at the probe by another declaration of that name",
-					        what.p, v->name, v->def, ds->line);
-					goto out_what;
-				}
-			}
-			uint32_t bits = decl_bits(m, f, name, d);
-			if (bits != probe_fmt_bits((ProbeFmt)v->fmt)) {
-				err_set(e, "probe: %s: register '%s' has %u bits, its format %s has %u", what.p,
-				        v->name, bits, probe_fmt_name((ProbeFmt)v->fmt),
-				        probe_fmt_bits((ProbeFmt)v->fmt));
-				goto out_what;
-			}
+			bool wide = probe_fmt_bits((ProbeFmt)v->fmt) == 64;
+			read_no[nr] = wide ? nreads_b++ : nreads_w++;
+			Piece p = {(size_t)position(&in, v->read_at, v->read_before, what.p), 1, seq++, -2,
+			           STRBUF_INIT};
+			sb_addf(&p.text, "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: read\n",
+			        wide ? 64 : 32, res->prefix, wide ? 'c' : 'w', read_no[nr], v->name, i);
+			VEC_PUSH(pcs, p);
+			nr++;
 		}
 		Piece p = {(size_t)off, 2, seq++, (int32_t)i, STRBUF_INIT};
 		record_text(&in, r, i, read_no + r0, &p.text);

@@ -197,6 +197,11 @@ typedef struct {
 int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e);
 void probe_result_release(ProbeResult *res);
 
+/* Can record r of function f be stored where it says?  The checks
+ * probe_instrument makes of each record; 0, or -1 with the reason.  A
+ * caller that would rather leave a record out than fail asks first. */
+int probe_record_check(const Module *m, const Func *f, const ProbeRecord *r, Err *e);
+
 /* Where output line `line` of the instrumented module came from: "probe
  * record 3 (phase 8 end)", "module line 12000". */
 void probe_where(const ProbeResult *res, const ProbePlan *plan, const char *module_name,

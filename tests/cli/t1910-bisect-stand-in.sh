@@ -139,6 +139,15 @@ expect_rc 1 "$D4R" bisect smoke --module "$T/wrong.ptx" --window 3
 expect_grep "^smoke bisect \(module $T/wrong.ptx\): DIFFERS: no probe differs, the frame does$" "$T/out"
 expect_grep "^  probes    1 records \(phase-end" "$T/out"
 
+# a point a probe cannot go to (phase 1's last mma shares its line in the
+# spliced module) is left out of both, and said
+awk '/^\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 \{%r13/ { printf "%s ", $0; next } { print }' \
+	corpus/smoke/smoke.ptx >"$T/joined.ptx"
+grep -q '{%r11, %r12}; 	add.rn.f16x2' "$T/joined.ptx" || fail "the joined line is not there"
+expect_rc 0 "$D4R" bisect smoke --module "$T/joined.ptx"
+expect_grep "^            1 points left out: a probe cannot go there \(the first: probe: phase 1 end: code follows s15 on its line \(line 37\): a probe would have to split the line\)$" "$T/out"
+expect_grep "^  probes    all 2 records identical$" "$T/out"
+
 # 4. several recipes in one module: phase 1's identity, phase 2's flip
 cp $R/flip.json $R/phase-02.json
 expect_rc 1 "$D4R" bisect smoke --phases 1-2 --keep="$T/keep"
@@ -155,7 +164,7 @@ grep -c '// d4r-splice: begin' "$T/keep/spliced.ptx" | grep -qx 2 || fail "not t
 
 # 5. the size limit: the first record fits in 10K, the others are left out
 expect_rc 0 "$D4R" bisect smoke --phase 1 --dump-limit 10K
-expect_grep "^  window    phases 1 only: the dump of all 3 records would take 32.0 KB, over --dump-limit \(10.0 KB\); the rest: --window 2-3$" "$T/out"
+expect_grep "^  window    phases 1 only: the dump of all 3 records would take 32.0 KB, over the limit of 10.0 KB \(--dump-limit\); the rest: --window 2-3$" "$T/out"
 expect_grep "^  probes    1 records" "$T/out"
 
 # 6. refusals: exit 2, said why
@@ -163,8 +172,11 @@ head -c 1024 /dev/zero >"$T/zero.frame"
 expect_rc 2 "$D4R" bisect smoke --phase 1 --oracle "$T/zero.frame"
 expect_grep "^smoke bisect \(recipe $R/phase-01.json\): ERROR \(the instrumented original's frame differs from the oracle" "$T/out"
 expect_grep "^  original  instrumented frame DIFFERS from the oracle$" "$T/out"
-D4R_MOCK_FREE_MB=0 expect_rc 2 "$D4R" bisect smoke --phase 1
-expect_grep "does not fit in the device's free memory" "$T/err"
+# no device memory to spare: the limit is what the device has
+D4R_MOCK_FREE_KB=0 expect_rc 2 "$D4R" bisect smoke --phase 1
+expect_grep "the first probe record alone needs 8.0 KB, over the limit of 0 bytes \(half of what the device's free 0 bytes of 80.0 GB leaves\)" "$T/err"
+D4R_MOCK_FREE_KB=524330 expect_rc 0 "$D4R" bisect smoke --phase 1
+expect_grep "^  window    phases 1-2 only: .* over the limit of 20.0 KB \(half of what the device's free 512.0 MB of 80.0 GB leaves\); the rest: --window 3$" "$T/out"
 expect_rc 2 "$D4R" bisect smoke
 expect_grep "name the spliced module: --phase N, --recipe FILE, --phases LIST or --module FILE" "$T/err"
 expect_rc 2 "$D4R" bisect smoke --module "$T/wrong.ptx" --phase 2

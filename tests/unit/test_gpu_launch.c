@@ -330,11 +330,11 @@ static CUresult m_cuMemsetD8(CUdeviceptr d, unsigned char c, size_t n)
 	memset((void *)(uintptr_t)d, c, n);
 	return sticky;
 }
-/* $D4R_MOCK_FREE_MB of free memory (default 8192) of 81920 MB. */
+/* $D4R_MOCK_FREE_KB of free memory (default 8 GB) of 80 GB. */
 static CUresult m_cuMemGetInfo(size_t *free_b, size_t *total)
 {
-	const char *mb = getenv("D4R_MOCK_FREE_MB");
-	*free_b = (size_t)(mb && *mb ? strtoull(mb, NULL, 10) : 8192) << 20;
+	const char *kb = getenv("D4R_MOCK_FREE_KB");
+	*free_b = (size_t)(kb && *kb ? strtoull(kb, NULL, 10) : 8388608) << 10;
 	*total = (size_t)81920 << 20;
 	return CUDA_SUCCESS;
 }
@@ -957,9 +957,9 @@ static void test_gpu_launch__probe_modules_side_by_side(void **state)
 	gpu_probe_result_release(&r);
 
 	/* no room on the device */
-	setenv("D4R_MOCK_FREE_MB", "0", 1);
+	setenv("D4R_MOCK_FREE_KB", "0", 1);
 	assert_int_equal(gpu_probe_run(&job, &r, &e), 0);
-	unsetenv("D4R_MOCK_FREE_MB");
+	unsetenv("D4R_MOCK_FREE_KB");
 	assert_int_equal(r.status, GPU_ERROR);
 	assert_non_null(strstr(r.mods[1].message, "the dump of 'spliced' (0.0 MB) does not fit in "
 	                                           "the device's free memory (0.0 MB of 81920.0 MB)"));
