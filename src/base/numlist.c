@@ -37,7 +37,8 @@ int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 	memset(out, 0, sizeof *out);
 	const char *p = s;
 	if (!*p)
-		return err_set(e, "'': an empty list (write N, A-B or several, comma-separated)");
+		return err_set(
+		    e, "'': an empty list (write N, A-B or several, comma-separated)");
 	for (;;) {
 		const char *item = p;
 		uint32_t a, b;
@@ -50,21 +51,22 @@ int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 				goto bad;
 			if (b < a) {
 				numlist_release(out);
-				return err_set(e, "'%s': the range '%.*s' runs backwards", s,
-				               (int)(p - item), item);
+				return err_set(e, "'%s': the range '%.*s' runs backwards",
+				               s, (int)(p - item), item);
 			}
 		}
 		if (*p && *p != ',')
 			goto bad;
 		if (a < lo || b > hi) {
 			numlist_release(out);
-			return err_set(e, "'%s': '%.*s' is outside %u-%u", s, (int)(p - item), item, lo,
-			               hi);
+			return err_set(e, "'%s': '%.*s' is outside %u-%u", s,
+			               (int)(p - item), item, lo, hi);
 		}
 		if (b - a >= RANGE_MAX) {
 			numlist_release(out);
-			return err_set(e, "'%s': the range '%.*s' holds more than %u numbers", s,
-			               (int)(p - item), item, RANGE_MAX);
+			return err_set(
+			    e, "'%s': the range '%.*s' holds more than %u numbers", s,
+			    (int)(p - item), item, RANGE_MAX);
 		}
 		for (uint64_t x = a; x <= b; x++)
 			VEC_PUSH(*out, (uint32_t)x);
@@ -78,8 +80,8 @@ int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 			const char *end = item;
 			while (*end && *end != ',')
 				end++;
-			return err_set(e, "'%s': '%.*s' is not a number or a range A-B", s,
-			               (int)(end - item), item);
+			return err_set(e, "'%s': '%.*s' is not a number or a range A-B",
+			               s, (int)(end - item), item);
 		}
 	}
 	qsort(out->v, out->n, sizeof(uint32_t), cmp_u32);

@@ -54,10 +54,10 @@
 #include <unistd.h>
 
 static const char *const usage[] = {
-	"bisect LAYER --phase N [--recipe FILE] [options]",
-	"bisect LAYER --phases LIST [options]",
-	"bisect LAYER --module SPLICED.ptx [options]",
-	NULL,
+    "bisect LAYER --phase N [--recipe FILE] [options]",
+    "bisect LAYER --phases LIST [options]",
+    "bisect LAYER --module SPLICED.ptx [options]",
+    NULL,
 };
 
 /* OptCallback for a phase list (1-10,13,21-60): o->value is a NumList. */
@@ -90,9 +90,10 @@ static int opt_size(const Opt *o, const char *word, Err *e)
 
 typedef struct {
 	uint32_t first, last;
-	uint32_t phase;      /* the recipe's phase, 0 for a statement range */
+	uint32_t phase; /* the recipe's phase, 0 for a statement range */
 	char *recipe;
 	char *template_name;
+	size_t recipe_index; /* into the recipes being spliced */
 } Cut;
 
 typedef struct {
@@ -114,11 +115,11 @@ typedef struct {
 	Module *ms;
 	const Func *fs;
 	VEC(Cut) cuts;
-	char *mode_text;     /* what the spliced module is, for the output */
+	char *mode_text; /* what the spliced module is, for the output */
 	/* the probes */
 	unsigned grid[3], block[3];
 	size_t nphases;
-	ProbePlan po, ps;    /* the same records in the original and the spliced module */
+	ProbePlan po, ps; /* the same records in the original and the spliced module */
 	ProbeIndexVec dropped;
 	size_t unprobed;     /* points a probe cannot go to */
 	StrBuf unprobed_why; /* the first one's reason */
@@ -135,7 +136,7 @@ typedef struct {
 	Err mem_err;
 	uint64_t dev_free, dev_total;
 	char dev_name[128];
-	uint64_t limit;      /* the limit applied */
+	uint64_t limit;        /* the limit applied */
 	const char *limit_why; /* where it comes from, for the output */
 	/* times */
 	double t_prep;
@@ -154,17 +155,17 @@ static int recipe_range(const Bisect *b, const Recipe *r, Cut *c, Err *e)
 {
 	if (r->cut == CUT_STMTS) {
 		if (r->last >= b->fo->nstmt || r->first > r->last)
-			return err_set(e, "%s: cut s%u..s%u is not inside '%s'", r->path, r->first, r->last,
-			               b->mf.entry);
+			return err_set(e, "%s: cut s%u..s%u is not inside '%s'", r->path,
+			               r->first, r->last, b->mf.entry);
 		c->first = r->first;
 		c->last = r->last;
 		return 0;
 	}
 	size_t n = 0;
-	if (ana_phase_range(b->lm.m, b->fo, 0, r->phase, r->with_epilogue, &c->first, &c->last,
-	                    &n) < 0)
-		return err_set(e, "%s: cut phase %u: '%s' has %zu mma phases", r->path, r->phase,
-		               b->mf.entry, n);
+	if (ana_phase_range(b->lm.m, b->fo, 0, r->phase, r->with_epilogue, &c->first,
+	                    &c->last, &n) < 0)
+		return err_set(e, "%s: cut phase %u: '%s' has %zu mma phases", r->path,
+		               r->phase, b->mf.entry, n);
 	c->phase = r->phase;
 	return 0;
 }
@@ -186,15 +187,17 @@ static int splice_recipes(Bisect *b, char **rpaths, size_t n, Err *e)
 		if (recipe_range(b, &rs[i], &c, e) < 0)
 			goto out;
 		c.recipe = xstrdup(rpaths[i]);
-		c.template_name = (char *)(uintptr_t)i; /* the recipe's index until spliced */
+		c.recipe_index = i;
 		VEC_PUSH(b->cuts, c);
 	}
 	qsort(b->cuts.v, b->cuts.n, sizeof(Cut), cmp_cut_desc);
 	for (size_t i = 1; i < b->cuts.n; i++)
 		if (b->cuts.v[i].last >= b->cuts.v[i - 1].first) {
-			err_set(e, "the cuts of '%s' (s%u..s%u) and '%s' (s%u..s%u) overlap",
-			        b->cuts.v[i].recipe, b->cuts.v[i].first, b->cuts.v[i].last,
-			        b->cuts.v[i - 1].recipe, b->cuts.v[i - 1].first, b->cuts.v[i - 1].last);
+			err_set(e,
+			        "the cuts of '%s' (s%u..s%u) and '%s' (s%u..s%u) overlap",
+			        b->cuts.v[i].recipe, b->cuts.v[i].first,
+			        b->cuts.v[i].last, b->cuts.v[i - 1].recipe,
+			        b->cuts.v[i - 1].first, b->cuts.v[i - 1].last);
 			goto out;
 		}
 	const Module *cur = b->lm.m;
@@ -202,12 +205,11 @@ static int splice_recipes(Bisect *b, char **rpaths, size_t n, Err *e)
 	StrBuf text = STRBUF_INIT;
 	for (size_t i = 0; i < b->cuts.n; i++) {
 		Cut *c = &b->cuts.v[i];
-		const Recipe *r = &rs[(size_t)(uintptr_t)c->template_name];
-		c->template_name = NULL;
+		const Recipe *r = &rs[c->recipe_index];
 		SpliceResult sr;
 		memset(&sr, 0, sizeof sr);
-		SpliceRequest req = {.module = cur, .entry = b->mf.entry, .recipe = r,
-		                     .force = b->force};
+		SpliceRequest req = {
+		    .module = cur, .entry = b->mf.entry, .recipe = r, .force = b->force};
 		if (splice_run(&req, &sr, e) < 0) {
 			splice_result_release(&sr);
 			if (owned)
@@ -216,8 +218,10 @@ static int splice_recipes(Bisect *b, char **rpaths, size_t n, Err *e)
 			goto out;
 		}
 		if (sr.first != c->first || sr.last != c->last) {
-			err_set(e, "%s: the cut moved while splicing (s%u..s%u, expected s%u..s%u)", r->path,
-			        sr.first, sr.last, c->first, c->last);
+			err_set(e,
+			        "%s: the cut moved while splicing (s%u..s%u, expected "
+			        "s%u..s%u)",
+			        r->path, sr.first, sr.last, c->first, c->last);
 			splice_result_release(&sr);
 			if (owned)
 				mod_free(owned);
@@ -270,7 +274,9 @@ static int make_spliced(Bisect *b, Err *e)
 		for (size_t i = 0; i < b->phases.n && !rc; i++) {
 			paths[i] = layout_recipe_file(dir, b->phases.v[i], false);
 			if (access(paths[i], F_OK) != 0)
-				rc = err_set(e, "layer '%s' has no recipe for phase %u: '%s' does not exist",
+				rc = err_set(e,
+				             "layer '%s' has no recipe for phase %u: "
+				             "'%s' does not exist",
 				             b->layer, b->phases.v[i], paths[i]);
 		}
 		if (!rc)
@@ -290,8 +296,11 @@ static int make_spliced(Bisect *b, Err *e)
 			rpath = layout_recipe_file(dir, b->phase, false);
 			free(dir);
 			if (access(rpath, F_OK) != 0) {
-				err_set(e, "layer '%s' has no recipe for phase %u: '%s' does not exist\n"
-				           "  (write one with 'd4r-splice recipe new %s --phase %u')",
+				err_set(e,
+				        "layer '%s' has no recipe for phase %u: '%s' "
+				        "does not exist\n"
+				        "  (write one with 'd4r-splice recipe new %s "
+				        "--phase %u')",
 				        b->layer, b->phase, rpath, b->layer, b->phase);
 				free(rpath);
 				return -1;
@@ -304,12 +313,14 @@ static int make_spliced(Bisect *b, Err *e)
 	b->mode_text = mt.p ? mt.p : xstrdup("");
 	if (rc < 0)
 		return -1;
-	b->ms = ptx_parse(b->module_opt ? b->module_opt : "spliced", b->spliced.p, b->spliced.n, e);
+	b->ms = ptx_parse(b->module_opt ? b->module_opt : "spliced", b->spliced.p,
+	                  b->spliced.n, e);
 	if (!b->ms)
 		return -1;
 	b->fs = mod_func_find(b->ms, str_c(b->mf.entry));
 	if (!b->fs || (b->fs->flags & FNF_DECL))
-		return err_set(e, "the spliced module has no function '%s' with a body", b->mf.entry);
+		return err_set(e, "the spliced module has no function '%s' with a body",
+		               b->mf.entry);
 	return 0;
 }
 
@@ -322,7 +333,8 @@ static const char *size_text(uint64_t n, char buf[32]);
 static void *mem_query(void *p)
 {
 	Bisect *b = p;
-	b->mem_rc = gpu_probe_device_memory(0, &b->dev_free, &b->dev_total, b->dev_name, &b->mem_err);
+	b->mem_rc = gpu_probe_device_memory(0, &b->dev_free, &b->dev_total, b->dev_name,
+	                                    &b->mem_err);
 	return NULL;
 }
 
@@ -359,10 +371,12 @@ static int dump_limit(Bisect *b, Err *e)
 	char s1[32], s2[32];
 	if (host < dev) {
 		b->limit = host;
-		snprintf(why, sizeof why, "an eighth of the host's %s", size_text(host * 8, s1));
+		snprintf(why, sizeof why, "an eighth of the host's %s",
+		         size_text(host * 8, s1));
 	} else {
 		b->limit = dev;
-		snprintf(why, sizeof why, "half of what the device's free %s of %s leaves",
+		snprintf(why, sizeof why,
+		         "half of what the device's free %s of %s leaves",
 		         size_text(b->dev_free, s1), size_text(b->dev_total, s2));
 	}
 	b->limit_why = why;
@@ -392,15 +406,15 @@ static int plan_probes(Bisect *b, Err *e)
 	}
 	for (size_t i = 0; i < b->window.n; i++)
 		if (b->window.v[i] > pl.n) {
-			err_set(e, "--window: '%s' has %zu phases, there is no phase %u", b->mf.entry,
-			        pl.n, b->window.v[i]);
+			err_set(e, "--window: '%s' has %zu phases, there is no phase %u",
+			        b->mf.entry, pl.n, b->window.v[i]);
 			goto out;
 		}
 	df = df_build(m, b->fo, e);
 	if (!df)
 		goto out;
-	if (probe_plan_phases(df, &pl, b->window.n ? &b->window : NULL, b->at, b->regs, &all, e) <
-	    0)
+	if (probe_plan_phases(df, &pl, b->window.n ? &b->window : NULL, b->at, b->regs,
+	                      &all, e) < 0)
 		goto out;
 	/* a cut's end holds the registers the cut binds */
 	size_t u = 0;
@@ -417,8 +431,8 @@ static int plan_probes(Bisect *b, Err *e)
 	all.recs.n = u;
 	for (size_t i = 0; i < b->cuts.n; i++) {
 		const Cut *c = &b->cuts.v[i];
-		if (probe_plan_range(df, c->first, c->last, PROBE_REGS_LIVE_OUT, PR_CUT_END, c->phase,
-		                     &all, e) < 0)
+		if (probe_plan_range(df, c->first, c->last, PROBE_REGS_LIVE_OUT,
+		                     PR_CUT_END, c->phase, &all, e) < 0)
 			goto out;
 	}
 	probe_plan_sort(&all);
@@ -431,8 +445,8 @@ static int plan_probes(Bisect *b, Err *e)
 		pc[i].first = b->cuts.v[i].first;
 		pc[i].last = b->cuts.v[i].last;
 	}
-	probe_plan_map(&all, match, b->fo->nstmt, b->fs->nstmt, pc, b->cuts.n, &b->po, &b->ps,
-	               &b->dropped);
+	probe_plan_map(&all, match, b->fo->nstmt, b->fs->nstmt, pc, b->cuts.n, &b->po,
+	               &b->ps, &b->dropped);
 	free(pc);
 	free(match);
 	/* points a probe cannot go to (a statement sharing its line, a hidden
@@ -460,7 +474,9 @@ static int plan_probes(Bisect *b, Err *e)
 	}
 	b->po.recs.n = b->ps.recs.n = u2;
 	if (!b->po.recs.n) {
-		err_set(e, "no probe point of the original has a counterpart in the spliced module%s%s",
+		err_set(e,
+		        "no probe point of the original has a counterpart in the spliced "
+		        "module%s%s",
 		        b->unprobed ? " that a probe can go to: " : "",
 		        b->unprobed ? b->unprobed_why.p : "");
 		goto out;
@@ -488,13 +504,16 @@ static int plan_probes(Bisect *b, Err *e)
 	if (b->full_bytes > b->limit) {
 		uint64_t sum = 0;
 		size_t k = 0;
-		while (k < b->po.recs.n && sum + b->po.recs.v[k].bytes * warps <= b->limit)
+		while (k < b->po.recs.n &&
+		       sum + b->po.recs.v[k].bytes * warps <= b->limit)
 			sum += b->po.recs.v[k++].bytes * warps;
 		if (!k) {
 			char s1[32], s2[32];
-			err_set(e, "the first probe record alone needs %s, over the limit of %s (%s)",
-			        size_text(b->po.recs.v[0].bytes * warps, s1), size_text(b->limit, s2),
-			        b->limit_why);
+			err_set(e,
+			        "the first probe record alone needs %s, over the limit "
+			        "of %s (%s)",
+			        size_text(b->po.recs.v[0].bytes * warps, s1),
+			        size_text(b->limit, s2), b->limit_why);
 			goto out;
 		}
 		plan_phases(&b->po, k, b->po.recs.n, &b->left_out);
@@ -553,9 +572,10 @@ static void dist_text(ProbeFmt f, uint64_t d, StrBuf *sb)
 		sb_adds(sb, "nan");
 		return;
 	}
-	bool fl = f == PF_F16 || f == PF_BF16 || f == PF_F32 || f == PF_F64 || f == PF_F16X2 ||
-	          f == PF_BF16X2;
-	sb_addf(sb, "%llu%s", (unsigned long long)d, fl ? (d == 1 ? " ulp" : " ulps") : "");
+	bool fl = f == PF_F16 || f == PF_BF16 || f == PF_F32 || f == PF_F64 ||
+	          f == PF_F16X2 || f == PF_BF16X2;
+	sb_addf(sb, "%llu%s", (unsigned long long)d,
+	        fl ? (d == 1 ? " ulp" : " ulps") : "");
 }
 
 /* The phases a plan's records belong to, as a list. */
@@ -606,31 +626,34 @@ int cmd_bisect(int argc, char **argv)
 	const char *at = "phase-end", *regs = "live-out";
 	b->timeout = 120;
 	const Opt opts[] = {
-		OPT_PHASE(&b->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
-		OPT_STRING(0, "recipe", &b->recipe_opt, "FILE", "the recipe (instead of the layer's)"),
-		OPT_CALLBACK(0, "phases", &b->phases, "LIST", opt_phase_list,
-		             "several phases' recipes spliced into one module (1-10,13)"),
-		OPT_STRING(0, "module", &b->module_opt, "FILE", "a spliced module to compare"),
-		OPT_CHOICE(0, "at", &at, "phase-end|epilogue-end",
-		           "probe after each phase's last mma (default) or its epilogue"),
-		OPT_CHOICE(0, "registers", &regs, "live-out|all",
-		           "the live-out registers (default) or all the range defines"),
-		OPT_CALLBACK(0, "window", &b->window, "LIST", opt_phase_list,
-		             "the phases to probe (default: all that fit)"),
-		OPT_CALLBACK(0, "dump-limit", &b->dump_limit, "SIZE", opt_size,
-		             "the most one module's dump may take (default: what fits)"),
-		OPT_STRING(0, "oracle", &b->oracle_opt, "FILE",
-		           "the oracle frame (default: the manifest's)"),
-		OPT_STRING(0, "corpus", &b->corpus, "DIR", "the corpus folder"),
-		OPT_CALLBACK(0, "timeout", &b->timeout, "S", opt_seconds,
-		             "kill the launches after S seconds (default 120)"),
-		OPT_FLAG(0, "no-cache", &b->no_cache, "neither read nor write the compiled-image cache"),
-		OPT_FLAG(0, "serial", &b->serial, "JIT the two modules one after the other"),
-		OPT_FLAG(0, "force", &b->force, "splice a cut the splicer would refuse"),
-		OPT_FLAG(0, "json", &b->json, "one JSON object, for CI"),
-		OPT_STRING_OPTARG("keep", &b->keep, "DIR", "",
-		                  "write the modules, frames and dumps into DIR"),
-		OPT_END(),
+	    OPT_PHASE(&b->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+	    OPT_STRING(0, "recipe", &b->recipe_opt, "FILE",
+	               "the recipe (instead of the layer's)"),
+	    OPT_CALLBACK(0, "phases", &b->phases, "LIST", opt_phase_list,
+	                 "several phases' recipes spliced into one module (1-10,13)"),
+	    OPT_STRING(0, "module", &b->module_opt, "FILE",
+	               "a spliced module to compare"),
+	    OPT_CHOICE(0, "at", &at, "phase-end|epilogue-end",
+	               "probe after each phase's last mma (default) or its epilogue"),
+	    OPT_CHOICE(0, "registers", &regs, "live-out|all",
+	               "the live-out registers (default) or all the range defines"),
+	    OPT_CALLBACK(0, "window", &b->window, "LIST", opt_phase_list,
+	                 "the phases to probe (default: all that fit)"),
+	    OPT_CALLBACK(0, "dump-limit", &b->dump_limit, "SIZE", opt_size,
+	                 "the most one module's dump may take (default: what fits)"),
+	    OPT_STRING(0, "oracle", &b->oracle_opt, "FILE",
+	               "the oracle frame (default: the manifest's)"),
+	    OPT_STRING(0, "corpus", &b->corpus, "DIR", "the corpus folder"),
+	    OPT_CALLBACK(0, "timeout", &b->timeout, "S", opt_seconds,
+	                 "kill the launches after S seconds (default 120)"),
+	    OPT_FLAG(0, "no-cache", &b->no_cache,
+	             "neither read nor write the compiled-image cache"),
+	    OPT_FLAG(0, "serial", &b->serial, "JIT the two modules one after the other"),
+	    OPT_FLAG(0, "force", &b->force, "splice a cut the splicer would refuse"),
+	    OPT_FLAG(0, "json", &b->json, "one JSON object, for CI"),
+	    OPT_STRING_OPTARG("keep", &b->keep, "DIR", "",
+	                      "write the modules, frames and dumps into DIR"),
+	    OPT_END(),
 	};
 	OptParse op = {.verb = "bisect", .usage = usage, .opts = opts};
 	int nargs = opt_parse(&op, argc, argv);
@@ -642,12 +665,14 @@ int cmd_bisect(int argc, char **argv)
 	if ((rc = opt_args(&op, nargs, argv, 1, 1, "no layer given")))
 		goto free_opts;
 	b->layer = argv[0];
-	if ((rc = opt_conflicts(&op, "module", "phase", "recipe", "phases", "force", NULL)) ||
+	if ((rc = opt_conflicts(&op, "module", "phase", "recipe", "phases", "force",
+	                        NULL)) ||
 	    (rc = opt_conflicts(&op, "phases", "phase", "recipe", NULL)))
 		goto free_opts;
 	if (!b->phase && !b->recipe_opt && !b->phases.n && !b->module_opt) {
-		rc = opt_usage_error(&op, "name the spliced module: --phase N, --recipe FILE, "
-		                          "--phases LIST or --module FILE");
+		rc = opt_usage_error(&op,
+		                     "name the spliced module: --phase N, --recipe FILE, "
+		                     "--phases LIST or --module FILE");
 		goto free_opts;
 	}
 	b->at = !strcmp(at, "epilogue-end") ? PROBE_AT_EPILOGUE_END : PROBE_AT_PHASE_END;
@@ -678,22 +703,24 @@ int cmd_bisect(int argc, char **argv)
 		goto done;
 	b->fo = mod_func_find(b->lm.m, str_c(b->mf.entry));
 	if (!b->fo || (b->fo->flags & FNF_DECL)) {
-		err_set(&e, "%s: no function '%s' with a body", b->module_path, b->mf.entry);
+		err_set(&e, "%s: no function '%s' with a body", b->module_path,
+		        b->mf.entry);
 		goto fail;
 	}
 	if (make_spliced(b, &e) < 0 || plan_probes(b, &e) < 0)
 		goto fail;
-	ProbeRequest qo = {b->lm.m, b->fo, &b->po, NULL}, qs = {b->ms, b->fs, &b->ps, NULL};
+	ProbeRequest qo = {b->lm.m, b->fo, &b->po, NULL},
+	             qs = {b->ms, b->fs, &b->ps, NULL};
 	if (probe_instrument(&qo, &b->ro, &e) < 0)
 		goto fail;
 	if (probe_instrument(&qs, &b->rs, &e) < 0) {
 		err_set(&e, "the spliced module: %s", err_msg(&e));
 		goto fail;
 	}
-	if (gpu_reduce_text(&b->mf, "original (probed)", b->ro.text.p, b->ro.text.n, &b->red_o,
-	                    NULL, NULL, &e) < 0 ||
-	    gpu_reduce_text(&b->mf, "spliced (probed)", b->rs.text.p, b->rs.text.n, &b->red_s, NULL,
-	                    NULL, &e) < 0)
+	if (gpu_reduce_text(&b->mf, "original (probed)", b->ro.text.p, b->ro.text.n,
+	                    &b->red_o, NULL, NULL, &e) < 0 ||
+	    gpu_reduce_text(&b->mf, "spliced (probed)", b->rs.text.p, b->rs.text.n,
+	                    &b->red_s, NULL, NULL, &e) < 0)
 		goto fail;
 	b->t_prep = now_seconds() - t_start;
 	uint64_t dump_bytes = probe_dump_bytes(&b->po, b->grid, b->block);
@@ -702,39 +729,49 @@ int cmd_bisect(int argc, char **argv)
 		if (*b->keep)
 			snprintf(dir, sizeof dir, "%s", b->keep);
 		else
-			snprintf(dir, sizeof dir, "d4r-bisect-%s", b->mf.layer ? b->mf.layer : b->layer);
+			snprintf(dir, sizeof dir, "d4r-bisect-%s",
+			         b->mf.layer ? b->mf.layer : b->layer);
 		keep_dir = xstrdup(dir);
 		if (mkdir_p(dir, &e) < 0)
 			goto fail;
 		if (write_keep(dir, "spliced.ptx", b->spliced.p, b->spliced.n) < 0 ||
-		    write_keep(dir, "original.probed.ptx", b->ro.text.p, b->ro.text.n) < 0 ||
+		    write_keep(dir, "original.probed.ptx", b->ro.text.p, b->ro.text.n) <
+		        0 ||
 		    write_keep(dir, "spliced.probed.ptx", b->rs.text.p, b->rs.text.n) < 0)
 			goto done;
 	}
 
 	GpuProbeModule mods[2] = {
-		{"original", b->red_o.p, b->red_o.n, b->ro.symbol, dump_bytes, note_o, b},
-		{"spliced", b->red_s.p, b->red_s.n, b->rs.symbol, dump_bytes, note_s, b},
+	    {"original", b->red_o.p, b->red_o.n, b->ro.symbol, dump_bytes, note_o, b},
+	    {"spliced", b->red_s.p, b->red_s.n, b->rs.symbol, dump_bytes, note_s, b},
 	};
-	GpuProbeJob job = {.manifest = &b->mf, .modules = mods, .nmodules = 2,
-	                   .timeout_s = b->timeout, .no_cache = b->no_cache, .serial = b->serial};
+	GpuProbeJob job = {.manifest = &b->mf,
+	                   .modules = mods,
+	                   .nmodules = 2,
+	                   .timeout_s = b->timeout,
+	                   .no_cache = b->no_cache,
+	                   .serial = b->serial};
 	if (gpu_probe_run(&job, &gr, &e) < 0)
 		goto fail;
 	double t1 = now_seconds();
 	const GpuProbeModuleResult *o = &gr.mods[0], *s = &gr.mods[1];
-	int have_oracle =
-	    gpu_read_oracle(&b->mf, b->oracle_opt, &oracle, &oracle_len, &oracle_path, &e) == 0;
+	int have_oracle = gpu_read_oracle(&b->mf, b->oracle_opt, &oracle, &oracle_len,
+	                                  &oracle_path, &e) == 0;
 	frame_layout_from_manifest(&b->mf, &lay);
 	int orig_differs = -1, spl_differs = -1;
 	if (have_oracle && o->status == GPU_OK)
-		orig_differs = frame_compare(&lay, o->frame, o->frame_len, oracle, oracle_len, &d_orig);
-	const unsigned char *ref = have_oracle ? oracle : o->status == GPU_OK ? o->frame : NULL;
+		orig_differs = frame_compare(&lay, o->frame, o->frame_len, oracle,
+		                             oracle_len, &d_orig);
+	const unsigned char *ref = have_oracle           ? oracle
+	                           : o->status == GPU_OK ? o->frame
+	                                                 : NULL;
 	size_t ref_len = have_oracle ? oracle_len : o->frame_len;
 	if (ref && s->status == GPU_OK)
-		spl_differs = frame_compare(&lay, s->frame, s->frame_len, ref, ref_len, &d_spl);
+		spl_differs =
+		    frame_compare(&lay, s->frame, s->frame_len, ref, ref_len, &d_spl);
 	int64_t first = -1;
-	bool dumps = o->status == GPU_OK && s->status == GPU_OK && o->dump_len == dump_bytes &&
-	             s->dump_len == dump_bytes;
+	bool dumps = o->status == GPU_OK && s->status == GPU_OK &&
+	             o->dump_len == dump_bytes && s->dump_len == dump_bytes;
 	diffs = xcalloc(b->po.recs.n + 1, sizeof(ProbeRecordDiff));
 	if (dumps)
 		first = probe_compare(&b->po, b->grid, b->block, o->dump, s->dump, diffs);
@@ -755,12 +792,15 @@ int cmd_bisect(int argc, char **argv)
 	const char *why = NULL;
 	if (o->status != GPU_OK || s->status != GPU_OK) {
 		const GpuProbeModuleResult *bad = o->status != GPU_OK ? o : s;
-		verdict = bad->status == GPU_FAULT ? "FAULT" : bad->status == GPU_HANG ? "HANG" : "ERROR";
+		verdict = bad->status == GPU_FAULT  ? "FAULT"
+		          : bad->status == GPU_HANG ? "HANG"
+		                                    : "ERROR";
 		why = gr.message;
 		rc = EXIT_ERROR;
 	} else if (orig_differs == 1) {
 		verdict = "ERROR";
-		why = "the instrumented original's frame differs from the oracle: the probes changed "
+		why = "the instrumented original's frame differs from the oracle: the "
+		      "probes changed "
 		      "what they observe, or the oracle is stale";
 		rc = EXIT_ERROR;
 	} else if (!dumps) {
@@ -779,12 +819,14 @@ int cmd_bisect(int argc, char **argv)
 		rc = EXIT_ERROR;
 	}
 	double total = now_seconds() - t_start;
-	double jit_max = o->jit_seconds > s->jit_seconds ? o->jit_seconds : s->jit_seconds;
+	double jit_max =
+	    o->jit_seconds > s->jit_seconds ? o->jit_seconds : s->jit_seconds;
 	double budget = jit_max + 2.0;
 	uint64_t warps = probe_grid_warps(b->grid, b->block);
 	unsigned nvals = b->ro.nvalues;
 	const char *layer = b->mf.layer ? b->mf.layer : b->layer;
-	const char *at_text = b->at == PROBE_AT_EPILOGUE_END ? "epilogue-end" : "phase-end";
+	const char *at_text =
+	    b->at == PROBE_AT_EPILOGUE_END ? "epilogue-end" : "phase-end";
 	const char *regs_text = b->regs == PROBE_REGS_ALL ? "all" : "live-out";
 	bool windowed = b->po.recs.n < b->planned;
 
@@ -812,7 +854,8 @@ int cmd_bisect(int argc, char **argv)
 			const Cut *c = &b->cuts.v[i];
 			cJSON *cj = cJSON_CreateObject();
 			cJSON_AddStringToObject(cj, "recipe", c->recipe);
-			cJSON_AddStringToObject(cj, "template", c->template_name ? c->template_name : "");
+			cJSON_AddStringToObject(cj, "template",
+			                        c->template_name ? c->template_name : "");
 			if (c->phase)
 				cJSON_AddNumberToObject(cj, "phase", c->phase);
 			cJSON_AddNumberToObject(cj, "first", c->first);
@@ -830,10 +873,12 @@ int cmd_bisect(int argc, char **argv)
 		cJSON_AddBoolToObject(pj, "windowed", windowed);
 		if (windowed) {
 			cJSON_AddNumberToObject(pj, "all_records", (double)b->planned);
-			cJSON_AddNumberToObject(pj, "all_dump_bytes", (double)b->full_bytes);
+			cJSON_AddNumberToObject(pj, "all_dump_bytes",
+			                        (double)b->full_bytes);
 			cJSON_AddNumberToObject(pj, "dump_limit", (double)b->limit);
 			cJSON_AddStringToObject(pj, "limit_from", b->limit_why);
-			cJSON_AddStringToObject(pj, "left_out", b->left_out.p ? b->left_out.p : "");
+			cJSON_AddStringToObject(pj, "left_out",
+			                        b->left_out.p ? b->left_out.p : "");
 		}
 		cJSON_AddNumberToObject(pj, "inside_cuts", (double)b->dropped.n);
 		cJSON_AddNumberToObject(pj, "unprobed", (double)b->unprobed);
@@ -845,7 +890,8 @@ int cmd_bisect(int argc, char **argv)
 		const GpuProbeModuleResult *mr[2] = {o, s};
 		cJSON *mj[2] = {oj, sj};
 		for (int k = 0; k < 2; k++) {
-			cJSON_AddStringToObject(mj[k], "status", gpu_status_name(mr[k]->status));
+			cJSON_AddStringToObject(mj[k], "status",
+			                        gpu_status_name(mr[k]->status));
 			if (mr[k]->message)
 				cJSON_AddStringToObject(mj[k], "message", mr[k]->message);
 			cJSON_AddStringToObject(mj[k], "frame_sha256", mr[k]->sha256);
@@ -853,8 +899,10 @@ int cmd_bisect(int argc, char **argv)
 			cJSON_AddBoolToObject(mj[k], "jit_cached", mr[k]->jit_cached);
 			cJSON_AddNumberToObject(mj[k], "run_ms", mr[k]->run_ms);
 		}
-		cJSON_AddStringToObject(oj, "oracle", orig_differs < 0 ? "none"
-		                                      : orig_differs ? "differs" : "matches");
+		cJSON_AddStringToObject(oj, "oracle",
+		                        orig_differs < 0 ? "none"
+		                        : orig_differs   ? "differs"
+		                                         : "matches");
 		if (spl_differs >= 0)
 			cJSON_AddBoolToObject(sj, "frame_identical", spl_differs == 0);
 		if (fr) {
@@ -866,14 +914,16 @@ int cmd_bisect(int argc, char **argv)
 			if (fr->phase)
 				cJSON_AddNumberToObject(fj, "phase", fr->phase);
 			cJSON_AddNumberToObject(fj, "stmt", fr->at);
-			cJSON_AddNumberToObject(fj, "stmt_spliced", b->ps.recs.v[first].at);
+			cJSON_AddNumberToObject(fj, "stmt_spliced",
+			                        b->ps.recs.v[first].at);
 			cJSON *bj = cJSON_AddArrayToObject(fj, "block");
 			for (int k = 0; k < 3; k++)
 				cJSON_AddItemToArray(bj, cJSON_CreateNumber(fb[k]));
 			cJSON_AddNumberToObject(fj, "warp", fw);
 			cJSON_AddNumberToObject(fj, "lane", fd->lane);
 			cJSON_AddStringToObject(fj, "register", fv->name);
-			cJSON_AddStringToObject(fj, "type", probe_fmt_name((ProbeFmt)fv->fmt));
+			cJSON_AddStringToObject(fj, "type",
+			                        probe_fmt_name((ProbeFmt)fv->fmt));
 			sb_reset(&sb);
 			probe_value_text((ProbeFmt)fv->fmt, fd->a, &sb);
 			cJSON_AddStringToObject(fj, "original", sb.p);
@@ -885,7 +935,8 @@ int cmd_bisect(int argc, char **argv)
 			else
 				cJSON_AddNumberToObject(fj, "distance", (double)fd->dist);
 			if (fv->fmt == PF_F16X2 || fv->fmt == PF_BF16X2)
-				cJSON_AddStringToObject(fj, "half", half ? "high" : "low");
+				cJSON_AddStringToObject(fj, "half",
+				                        half ? "high" : "low");
 		}
 		cJSON *rj = cJSON_AddArrayToObject(root, "records");
 		for (size_t i = 0; dumps && i < b->po.recs.n; i++) {
@@ -894,10 +945,12 @@ int cmd_bisect(int argc, char **argv)
 			probe_record_name(&b->po.recs.v[i], &sb);
 			cJSON_AddStringToObject(x, "point", sb.p);
 			if (b->po.recs.v[i].phase)
-				cJSON_AddNumberToObject(x, "phase", b->po.recs.v[i].phase);
+				cJSON_AddNumberToObject(x, "phase",
+				                        b->po.recs.v[i].phase);
 			cJSON_AddNumberToObject(x, "values", (double)diffs[i].values);
 			cJSON_AddNumberToObject(x, "differ", (double)diffs[i].differ);
-			cJSON_AddNumberToObject(x, "max_distance", (double)diffs[i].max_dist);
+			cJSON_AddNumberToObject(x, "max_distance",
+			                        (double)diffs[i].max_dist);
 			cJSON_AddBoolToObject(x, "nan", diffs[i].any_nan);
 			cJSON_AddItemToArray(rj, x);
 		}
@@ -919,7 +972,8 @@ int cmd_bisect(int argc, char **argv)
 		cJSON_AddNumberToObject(t, "compare", t_compare);
 		cJSON_AddNumberToObject(t, "total", total);
 		cJSON_AddNumberToObject(t, "budget", budget);
-		cJSON_AddStringToObject(root, "device", o->device[0] ? o->device : s->device);
+		cJSON_AddStringToObject(root, "device",
+		                        o->device[0] ? o->device : s->device);
 		char *txt = cJSON_Print(root);
 		puts(txt);
 		free(txt);
@@ -945,45 +999,55 @@ int cmd_bisect(int argc, char **argv)
 			       c->template_name ? c->template_name : "?");
 		}
 		char s1[32], s2[32];
-		printf("  probes    %zu records (%s, %s registers), %u registers per lane, %s per "
+		printf("  probes    %zu records (%s, %s registers), %u registers per "
+		       "lane, %s per "
 		       "warp x %llu warps = %s per module\n",
-		       b->po.recs.n, at_text, regs_text, nvals, size_text(b->po.warp_bytes, s1),
-		       (unsigned long long)warps, size_text(dump_bytes, s2));
+		       b->po.recs.n, at_text, regs_text, nvals,
+		       size_text(b->po.warp_bytes, s1), (unsigned long long)warps,
+		       size_text(dump_bytes, s2));
 		if (b->dropped.n)
-			printf("            %zu points inside a cut have no counterpart in the spliced "
+			printf("            %zu points inside a cut have no counterpart "
+			       "in the spliced "
 			       "module\n",
 			       b->dropped.n);
 		if (b->unprobed)
-			printf("            %zu points left out: a probe cannot go there (the first: %s)\n",
+			printf("            %zu points left out: a probe cannot go there "
+			       "(the first: %s)\n",
 			       b->unprobed, b->unprobed_why.p);
 		if (windowed) {
 			sb_reset(&sb);
 			plan_phases(&b->po, 0, b->po.recs.n, &sb);
 			char s3[32], s4[32];
-			printf("  window    phases %s only: the dump of all %zu records would take %s, over "
+			printf("  window    phases %s only: the dump of all %zu records "
+			       "would take %s, over "
 			       "the limit of %s (%s); the rest: --window %s\n",
-			       sb.p ? sb.p : "-", b->planned, size_text(b->full_bytes, s3),
-			       size_text(b->limit, s4), b->limit_why, b->left_out.p ? b->left_out.p : "-");
+			       sb.p ? sb.p : "-", b->planned,
+			       size_text(b->full_bytes, s3), size_text(b->limit, s4),
+			       b->limit_why, b->left_out.p ? b->left_out.p : "-");
 		}
 		if (orig_differs == 0)
-			printf("  original  instrumented frame = oracle (the probes do not change what "
+			printf("  original  instrumented frame = oracle (the probes do "
+			       "not change what "
 			       "they observe)\n");
 		else if (orig_differs == 1) {
 			sb_reset(&sb);
 			frame_diff_describe(&lay, &d_orig, &sb);
-			printf("  original  instrumented frame DIFFERS from the oracle\n");
+			printf(
+			    "  original  instrumented frame DIFFERS from the oracle\n");
 			print_indented(sb.p);
 		} else if (!have_oracle)
-			printf("  original  no oracle (%s): compared with the original's frame\n",
+			printf("  original  no oracle (%s): compared with the original's "
+			       "frame\n",
 			       err_msg(&e));
 		if (fr) {
 			sb_reset(&sb);
 			probe_record_name(fr, &sb);
-			printf("  first     %s (after s%u, line %u; spliced s%u): block (%u,%u,%u) warp %u "
+			printf("  first     %s (after s%u, line %u; spliced s%u): block "
+			       "(%u,%u,%u) warp %u "
 			       "lane %u register %s (%s)\n",
-			       sb.p, fr->at, func_stmt(b->lm.m, b->fo, fr->at)->line, b->ps.recs.v[first].at,
-			       fb[0], fb[1], fb[2], fw, fd->lane, fv->name,
-			       probe_fmt_name((ProbeFmt)fv->fmt));
+			       sb.p, fr->at, func_stmt(b->lm.m, b->fo, fr->at)->line,
+			       b->ps.recs.v[first].at, fb[0], fb[1], fb[2], fw, fd->lane,
+			       fv->name, probe_fmt_name((ProbeFmt)fv->fmt));
 			sb_reset(&sb);
 			probe_value_text((ProbeFmt)fv->fmt, fd->a, &sb);
 			printf("            original %s\n", sb.p);
@@ -999,11 +1063,14 @@ int cmd_bisect(int argc, char **argv)
 			if (first > 0) {
 				sb_reset(&sb);
 				plan_phases(&b->po, 0, (size_t)first, &sb);
-				printf("  before    %lld record%s identical (phase%s %s)\n", (long long)first,
-				       first == 1 ? "" : "s", strpbrk(sb.n ? sb.p : "", ",-") ? "s" : "",
-				       sb.n ? sb.p : "-");
+				printf(
+				    "  before    %lld record%s identical (phase%s %s)\n",
+				    (long long)first, first == 1 ? "" : "s",
+				    strpbrk(sb.n ? sb.p : "", ",-") ? "s" : "",
+				    sb.n ? sb.p : "-");
 			}
-			printf("  spread    %-34s %10s %12s %12s\n", "record", "differ", "of", "max distance");
+			printf("  spread    %-34s %10s %12s %12s\n", "record", "differ",
+			       "of", "max distance");
 			for (size_t i = (size_t)first; i < b->po.recs.n; i++) {
 				sb_reset(&sb);
 				probe_record_name(&b->po.recs.v[i], &sb);
@@ -1014,15 +1081,17 @@ int cmd_bisect(int argc, char **argv)
 				else if (d->max_dist == 0 && d->any_nan)
 					sb_adds(&sb2, "nan");
 				else {
-					ProbeFmt f0 = b->po.recs.v[i].vals.n
-					                  ? (ProbeFmt)b->po.recs.v[i].vals.v[0].fmt
-					                  : PF_HEX32;
+					ProbeFmt f0 =
+					    b->po.recs.v[i].vals.n
+					        ? (ProbeFmt)b->po.recs.v[i].vals.v[0].fmt
+					        : PF_HEX32;
 					dist_text(f0, d->max_dist, &sb2);
 					if (d->any_nan)
 						sb_adds(&sb2, ", nan");
 				}
 				printf("            %-34s %10llu %12llu %12s\n", sb.p,
-				       (unsigned long long)d->differ, (unsigned long long)d->values, sb2.p);
+				       (unsigned long long)d->differ,
+				       (unsigned long long)d->values, sb2.p);
 			}
 		} else if (dumps)
 			printf("  probes    all %zu records identical\n", b->po.recs.n);
@@ -1035,20 +1104,25 @@ int cmd_bisect(int argc, char **argv)
 		} else if (spl_differs == 0)
 			printf("  frame     spliced frame = %s (sha256 %.16s)\n",
 			       have_oracle ? "oracle" : "original's frame", s->sha256);
-		printf("  seconds   prepare %.2f, JIT %.2f original%s %s %.2f spliced%s (%s), setup "
-		       "%.2f, launches %.3f, read-back %.2f, compare %.2f, total %.2f (longer JIT + 2 s "
+		printf("  seconds   prepare %.2f, JIT %.2f original%s %s %.2f spliced%s "
+		       "(%s), setup "
+		       "%.2f, launches %.3f, read-back %.2f, compare %.2f, total %.2f "
+		       "(longer JIT + 2 s "
 		       "= %.2f: %s)\n",
-		       b->t_prep, o->jit_seconds, o->jit_cached ? " cached" : "", b->serial ? "+" : "||",
-		       s->jit_seconds, s->jit_cached ? " cached" : "",
+		       b->t_prep, o->jit_seconds, o->jit_cached ? " cached" : "",
+		       b->serial ? "+" : "||", s->jit_seconds,
+		       s->jit_cached ? " cached" : "",
 		       b->serial ? "one after the other" : "side by side",
-		       o->setup_seconds > s->setup_seconds ? o->setup_seconds : s->setup_seconds,
+		       o->setup_seconds > s->setup_seconds ? o->setup_seconds
+		                                           : s->setup_seconds,
 		       (o->run_ms + s->run_ms) / 1000.0,
-		       o->read_seconds > s->read_seconds ? o->read_seconds : s->read_seconds, t_compare,
-		       total, budget, total <= budget ? "met" : "NOT met");
+		       o->read_seconds > s->read_seconds ? o->read_seconds
+		                                         : s->read_seconds,
+		       t_compare, total, budget, total <= budget ? "met" : "NOT met");
 		const char *dev = o->device[0] ? o->device : s->device;
 		if (*dev)
-			printf("  device    %s (sm_%d%d, driver %d)\n", dev, o->cc_major, o->cc_minor,
-			       o->driver_version);
+			printf("  device    %s (sm_%d%d, driver %d)\n", dev, o->cc_major,
+			       o->cc_minor, o->driver_version);
 		if (keep_dir)
 			printf("  kept      %s/\n", keep_dir);
 	}

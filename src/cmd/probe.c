@@ -11,10 +11,10 @@
  * is what a reader of the dump needs; --check=ptxas runs ptxas -e ENTRY on
  * the result.  Nothing here needs a GPU.
  */
+#include "splice/probe.h"
 #include "base/file.h"
 #include "base/numlist.h"
 #include "cmd.h"
-#include "splice/probe.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -23,9 +23,9 @@
 #include <string.h>
 
 static const char *const usage[] = {
-	"probe MODULE [--entry NAME] [--at phase-end|epilogue-end] [--phases LIST] "
-	"[--registers live-out|all] -o FILE",
-	NULL,
+    "probe MODULE [--entry NAME] [--at phase-end|epilogue-end] [--phases LIST] "
+    "[--registers live-out|all] -o FILE",
+    NULL,
 };
 
 /* The dump's layout as JSON: what a reader of the dump needs. */
@@ -56,9 +56,11 @@ static char *layout_json(const Module *m, const Func *f, const ProbePlan *p,
 			const ProbeValue *v = &r->vals.v[k];
 			cJSON *x = cJSON_CreateObject();
 			cJSON_AddStringToObject(x, "register", v->name);
-			cJSON_AddStringToObject(x, "type", probe_fmt_name((ProbeFmt)v->fmt));
+			cJSON_AddStringToObject(x, "type",
+			                        probe_fmt_name((ProbeFmt)v->fmt));
 			cJSON_AddNumberToObject(x, "offset", v->off);
-			cJSON_AddNumberToObject(x, "slot", probe_fmt_bits((ProbeFmt)v->fmt) == 64 ? 8 : 4);
+			cJSON_AddNumberToObject(
+			    x, "slot", probe_fmt_bits((ProbeFmt)v->fmt) == 64 ? 8 : 4);
 			cJSON_AddItemToArray(vj, x);
 		}
 		cJSON_AddItemToArray(recs, rj);
@@ -85,22 +87,23 @@ int cmd_probe(int argc, char **argv)
 	bool quiet = false;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
-		OPT_STRING(0, "entry", &entry, "NAME",
-		           "the function (default: the only one with mma)"),
-		OPT_CHOICE(0, "at", &at, "phase-end|epilogue-end",
-		           "after each phase's last mma (default) or its epilogue"),
-		OPT_CALLBACK(0, "phases", &phases, "LIST", opt_phase_list,
-		             "the phases to probe, as 1-10,13,21-60 (default: all)"),
-		OPT_CHOICE(0, "registers", &regs, "live-out|all",
-		           "the range's live-out registers (default) or all it defines"),
-		OPT_STRING('o', "output", &out, "FILE|-", "the instrumented module"),
-		OPT_STRING(0, "layout", &layout, "FILE.json", "write the dump's layout as JSON"),
-		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
-		                  "run ptxas -e ENTRY on the result"),
-		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
-		             "with --check=ptxas: the target (default .target)"),
-		OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
-		OPT_END(),
+	    OPT_STRING(0, "entry", &entry, "NAME",
+	               "the function (default: the only one with mma)"),
+	    OPT_CHOICE(0, "at", &at, "phase-end|epilogue-end",
+	               "after each phase's last mma (default) or its epilogue"),
+	    OPT_CALLBACK(0, "phases", &phases, "LIST", opt_phase_list,
+	                 "the phases to probe, as 1-10,13,21-60 (default: all)"),
+	    OPT_CHOICE(0, "registers", &regs, "live-out|all",
+	               "the range's live-out registers (default) or all it defines"),
+	    OPT_STRING('o', "output", &out, "FILE|-", "the instrumented module"),
+	    OPT_STRING(0, "layout", &layout, "FILE.json",
+	               "write the dump's layout as JSON"),
+	    OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
+	                      "run ptxas -e ENTRY on the result"),
+	    OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
+	                 "with --check=ptxas: the target (default .target)"),
+	    OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
+	    OPT_END(),
 	};
 	OptParse op = {.verb = "probe", .usage = usage, .opts = opts};
 	int nargs = opt_parse(&op, argc, argv);
@@ -110,9 +113,11 @@ int cmd_probe(int argc, char **argv)
 	}
 	int rc = opt_args(&op, nargs, argv, 1, 1, "no module given");
 	if (!rc && !out)
-		rc = opt_usage_error(&op, "no output given (-o FILE, or -o - for standard output)");
+		rc = opt_usage_error(
+		    &op, "no output given (-o FILE, or -o - for standard output)");
 	if (!rc && opt_given(&op, "arch") && strcmp(check, "ptxas"))
-		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'", opt_given(&op, "arch"));
+		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		              opt_given(&op, "arch"));
 	if (rc) {
 		numlist_release(&phases);
 		return rc;
@@ -139,16 +144,19 @@ int cmd_probe(int argc, char **argv)
 	}
 	for (size_t i = 0; i < phases.n; i++)
 		if (phases.v[i] > pl.n) {
-			cmd_fail("probe: --phases: '%.*s' has %zu phases, there is no phase %u",
+			cmd_fail("probe: --phases: '%.*s' has %zu phases, there is no "
+			         "phase %u",
 			         (int)fname.n, fname.p, pl.n, phases.v[i]);
 			goto done;
 		}
 	df = df_build(lm.m, f, &e);
 	if (!df)
 		goto fail;
-	ProbeAt where = !strcmp(at, "epilogue-end") ? PROBE_AT_EPILOGUE_END : PROBE_AT_PHASE_END;
+	ProbeAt where =
+	    !strcmp(at, "epilogue-end") ? PROBE_AT_EPILOGUE_END : PROBE_AT_PHASE_END;
 	ProbeRegs which = !strcmp(regs, "all") ? PROBE_REGS_ALL : PROBE_REGS_LIVE_OUT;
-	if (probe_plan_phases(df, &pl, phases.n ? &phases : NULL, where, which, &plan, &e) < 0)
+	if (probe_plan_phases(df, &pl, phases.n ? &phases : NULL, where, which, &plan,
+	                      &e) < 0)
 		goto fail;
 	probe_plan_sort(&plan);
 	if (probe_plan_layout(&plan, &e) < 0)
@@ -159,16 +167,21 @@ int cmd_probe(int argc, char **argv)
 	if (!quiet) {
 		if (phases.n)
 			numlist_format(&phases, &sel);
-		fprintf(stderr, "probe:     %zu records (%s, phases %s of %zu), %u values (%s), %llu "
-		                "bytes per warp\n",
-		        plan.recs.n, at, phases.n ? sel.p : "all", pl.n, res.nvalues, regs,
-		        (unsigned long long)plan.warp_bytes);
+		fprintf(
+		    stderr,
+		    "probe:     %zu records (%s, phases %s of %zu), %u values (%s), %llu "
+		    "bytes per warp\n",
+		    plan.recs.n, at, phases.n ? sel.p : "all", pl.n, res.nvalues, regs,
+		    (unsigned long long)plan.warp_bytes);
 		if (plan.skipped)
-			fprintf(stderr, "skipped:   %u registers: vectors (a probe stores scalars), or "
-			                "of a { } scope that has closed at the record\n",
+			fprintf(stderr,
+			        "skipped:   %u registers: vectors (a probe stores "
+			        "scalars), or "
+			        "of a { } scope that has closed at the record\n",
 			        plan.skipped);
-		fprintf(stderr, "dump:      symbol %s (.u64, the dump's address), layout "
-		                "[warp][record][value][lane], registers %s*\n",
+		fprintf(stderr,
+		        "dump:      symbol %s (.u64, the dump's address), layout "
+		        "[warp][record][value][lane], registers %s*\n",
 		        res.symbol, res.prefix);
 	}
 	int ptxas_rc = 0;
@@ -177,18 +190,21 @@ int cmd_probe(int argc, char **argv)
 		if (opt_given(&op, "arch"))
 			snprintf(arch, sizeof arch, "%s", arch_o.name);
 		else if (splice_module_arch(lm.m, arch, sizeof arch) < 0) {
-			err_set(&e, "%s: no .target to take the architecture from: give --arch", argv[0]);
+			err_set(
+			    &e,
+			    "%s: no .target to take the architecture from: give --arch",
+			    argv[0]);
 			goto fail;
 		}
 		char *ename = xstrndup(fname.p, fname.n);
-		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, ename, NULL, "instrumented", &log,
-		                        &e);
+		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, ename, NULL,
+		                        "instrumented", &log, &e);
 		free(ename);
 		if (ptxas_rc < 0)
 			goto fail;
 		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s\n", arch, (int)fname.n, fname.p,
-			        ptxas_rc ? "REJECTED" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s\n", arch,
+			        (int)fname.n, fname.p, ptxas_rc ? "REJECTED" : "ok");
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -204,7 +220,8 @@ int cmd_probe(int argc, char **argv)
 	if (!quiet && strcmp(out, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out, res.text.n);
 	if (ptxas_rc) {
-		fprintf(stderr, "d4r-splice: probe: ptxas rejects the instrumented module (written for "
+		fprintf(stderr, "d4r-splice: probe: ptxas rejects the instrumented "
+		                "module (written for "
 		                "inspection)\n");
 		rc = EXIT_ERROR;
 	} else

@@ -142,45 +142,57 @@ static int probe_child(void *argp, GpuChan *ch)
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0 ||
 	    gpu_layer_open(m, &L, &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate", &e) <
-	        0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&ev0, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT), "cuEventCreate", &e) < 0)
+	    gpu_cu_check(gpu_cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate", &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&ev0, CU_EVENT_DEFAULT), "cuEventCreate",
+	                 &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT), "cuEventCreate",
+	                 &e) < 0)
 		goto fail;
 	send_device(ch, &ctx, now_seconds() - t0);
 
 	snprintf(stage, sizeof stage, "jit %s", src->name);
 	gpu_chan_stage(ch, stage);
-	GpuJitOptions jo = {.name = src->name, .no_cache = job->no_cache,
-	                    .cache_dir = job->cache_dir, .opt_level = -1,
-	                    .line_note = src->line_note, .line_ctx = src->line_ctx};
+	GpuJitOptions jo = {.name = src->name,
+	                    .no_cache = job->no_cache,
+	                    .cache_dir = job->cache_dir,
+	                    .opt_level = -1,
+	                    .line_note = src->line_note,
+	                    .line_ctx = src->line_ctx};
 	if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0 ||
 	    gpu_layer_bind(L, jr.module, &b, &e) < 0)
 		goto fail;
 	CUdeviceptr sym = 0;
 	size_t symsize = 0, fr = 0, tot = 0;
-	snprintf(call, sizeof call, "cuModuleGetGlobal '%s' (the probe's symbol)", src->symbol);
-	if (gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol), call,
-	                 &e) < 0)
+	snprintf(call, sizeof call, "cuModuleGetGlobal '%s' (the probe's symbol)",
+	         src->symbol);
+	if (gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol),
+	                 call, &e) < 0)
 		goto fail;
 	if (symsize != 8) {
-		err_set(&e, "the probe's symbol '%s' has %zu bytes, not 8", src->symbol, symsize);
+		err_set(&e, "the probe's symbol '%s' has %zu bytes, not 8", src->symbol,
+		        symsize);
 		goto fail;
 	}
 	if (gpu_cu_check(gpu_cu.cuMemGetInfo(&fr, &tot), "cuMemGetInfo", &e) < 0)
 		goto fail;
 	/* 64 MB are left for the driver and the launches */
 	if (src->dump_bytes + ((uint64_t)64 << 20) > fr) {
-		err_set(&e, "the dump of '%s' (%.1f MB) does not fit in the device's free memory "
-		            "(%.1f MB of %.1f MB): probe fewer phases",
-		        src->name, src->dump_bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0);
+		err_set(
+		    &e,
+		    "the dump of '%s' (%.1f MB) does not fit in the device's free memory "
+		    "(%.1f MB of %.1f MB): probe fewer phases",
+		    src->name, src->dump_bytes / 1048576.0, fr / 1048576.0,
+		    tot / 1048576.0);
 		goto fail;
 	}
 	uint64_t dn = src->dump_bytes ? src->dump_bytes : 8;
-	snprintf(call, sizeof call, "cuMemAlloc of the dump (%llu bytes)", (unsigned long long)dn);
+	snprintf(call, sizeof call, "cuMemAlloc of the dump (%llu bytes)",
+	         (unsigned long long)dn);
 	if (gpu_cu_check(gpu_cu.cuMemAlloc(&dump, dn), call, &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuMemsetD8(dump, 0, dn), "clearing the dump", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8), "setting the probe's symbol", &e) < 0)
+	    gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8), "setting the probe's symbol",
+	                 &e) < 0)
 		goto fail;
 
 	snprintf(stage, sizeof stage, "launch %s", src->name);
@@ -192,7 +204,8 @@ static int probe_child(void *argp, GpuChan *ch)
 	    gpu_layer_launch(L, &b, s, &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuEventRecord(ev1, s), "cuEventRecord", &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuStreamSynchronize(s), "cuStreamSynchronize", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventElapsedTime(&ms, ev0, ev1), "cuEventElapsedTime", &e) < 0) {
+	    gpu_cu_check(gpu_cu.cuEventElapsedTime(&ms, ev0, ev1), "cuEventElapsedTime",
+	                 &e) < 0) {
 		err_set(&e, "running the launch sequence: %s", err_msg(&e));
 		goto fail;
 	}
@@ -214,8 +227,8 @@ static int probe_child(void *argp, GpuChan *ch)
 	p = put_u64(p, src->dump_bytes);
 	if (gpu_layer_read_frame(L, frame, &e) < 0 ||
 	    (src->dump_bytes &&
-	     gpu_cu_check(gpu_cu.cuMemcpyDtoH(p, dump, src->dump_bytes), "reading the dump", &e) <
-	         0))
+	     gpu_cu_check(gpu_cu.cuMemcpyDtoH(p, dump, src->dump_bytes),
+	                  "reading the dump", &e) < 0))
 		goto fail;
 	put_f64(read_at, now_seconds() - tr);
 	gpu_chan_result(ch, GPU_OK, NULL, blob, n);
@@ -260,7 +273,8 @@ typedef struct {
 static void *run_thread(void *p)
 {
 	Run *r = p;
-	r->rc = gpu_child_run(probe_child, &r->arg, r->timeout_s, r->jit_limit_s, &r->cr, &r->e);
+	r->rc = gpu_child_run(probe_child, &r->arg, r->timeout_s, r->jit_limit_s, &r->cr,
+	                      &r->e);
 	return NULL;
 }
 
@@ -289,9 +303,11 @@ static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
 			uint64_t dl = get_u64(&rd);
 			const unsigned char *d = get_span(&rd, dl);
 			if (d)
-				snprintf(mr->device, sizeof mr->device, "%.*s", (int)dl, (const char *)d);
+				snprintf(mr->device, sizeof mr->device, "%.*s", (int)dl,
+				         (const char *)d);
 		} else if (tag == 'F') {
-			set_status(mr, rec->status == GPU_OK ? GPU_ERROR : rec->status, rec->message);
+			set_status(mr, rec->status == GPU_OK ? GPU_ERROR : rec->status,
+			           rec->message);
 			done = 1;
 		} else if (tag == 'R') {
 			mr->jit_seconds = get_f64(&rd);
@@ -306,7 +322,8 @@ static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
 			const unsigned char *dp = get_span(&rd, dl);
 			done = 1;
 			if (rd.bad || fl != m->frame_size) {
-				set_status(mr, GPU_ERROR, "the child sent a damaged result");
+				set_status(mr, GPU_ERROR,
+				           "the child sent a damaged result");
 				continue;
 			}
 			mr->status = GPU_OK;
@@ -320,8 +337,9 @@ static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
 		}
 	}
 	if (!done) {
-		const char *why = cr->status != GPU_OK && cr->message ? cr->message
-		                                                     : "the child ended without a result";
+		const char *why = cr->status != GPU_OK && cr->message
+		                      ? cr->message
+		                      : "the child ended without a result";
 		set_status(mr, cr->status != GPU_OK ? cr->status : GPU_ERROR, why);
 	}
 }
@@ -436,8 +454,8 @@ static int memory_child(void *argp, GpuChan *ch)
 	return 0;
 }
 
-int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b, char name[128],
-                            Err *e)
+int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b,
+                            char name[128], Err *e)
 {
 	*free_b = *total_b = 0;
 	name[0] = 0;
@@ -462,7 +480,9 @@ int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b, cha
 		}
 	}
 	if (rc < 0)
-		err_set(e, "%s", cr.message ? cr.message : "the device's memory could not be read");
+		err_set(e, "%s",
+		        cr.message ? cr.message
+		                   : "the device's memory could not be read");
 	gpu_child_result_release(&cr);
 	return rc;
 }

@@ -27,12 +27,12 @@
 #include "gpu/manifest.h"
 
 typedef struct {
-	const char *name;          /* "original", "spliced" */
-	const char *ptx;           /* the instrumented (and reduced) PTX */
+	const char *name; /* "original", "spliced" */
+	const char *ptx;  /* the instrumented (and reduced) PTX */
 	size_t ptx_len;
-	const char *symbol;        /* the probe's .u64 global */
-	uint64_t dump_bytes;       /* the dump of the manifest's launches */
-	GpuLineNote line_note;     /* maps PTX lines in JIT errors (may be NULL) */
+	const char *symbol;    /* the probe's .u64 global */
+	uint64_t dump_bytes;   /* the dump of the manifest's launches */
+	GpuLineNote line_note; /* maps PTX lines in JIT errors (may be NULL) */
 	void *line_ctx;
 } GpuProbeModule;
 
@@ -40,42 +40,42 @@ typedef struct {
 	const Manifest *manifest;
 	const GpuProbeModule *modules;
 	size_t nmodules;
-	double timeout_s;          /* limit for each module's launches */
-	double jit_limit_s;        /* limit for each module's JIT; 0: 900 s */
-	bool no_cache;             /* no compiled-image cache */
-	const char *cache_dir;     /* NULL: gpu_cache_dir() */
-	int device;                /* CUDA device ordinal */
-	bool serial;               /* one child after the other, not all at once */
+	double timeout_s;      /* limit for each module's launches */
+	double jit_limit_s;    /* limit for each module's JIT; 0: 900 s */
+	bool no_cache;         /* no compiled-image cache */
+	const char *cache_dir; /* NULL: gpu_cache_dir() */
+	int device;            /* CUDA device ordinal */
+	bool serial;           /* one child after the other, not all at once */
 } GpuProbeJob;
 
 typedef struct {
 	char *name;
-	GpuStatus status;          /* ok, error (JIT, CUDA, memory), fault, hang */
-	char *message;             /* why, when not ok */
-	unsigned char *frame;      /* manifest->frame_size bytes when ok */
+	GpuStatus status;     /* ok, error (JIT, CUDA, memory), fault, hang */
+	char *message;        /* why, when not ok */
+	unsigned char *frame; /* manifest->frame_size bytes when ok */
 	size_t frame_len;
-	char sha256[65];           /* of the frame; "" when none */
-	unsigned char *dump;       /* dump_bytes when ok */
+	char sha256[65];     /* of the frame; "" when none */
+	unsigned char *dump; /* dump_bytes when ok */
 	uint64_t dump_len;
-	double jit_seconds;        /* wall time of the JIT (or the cache load) */
+	double jit_seconds; /* wall time of the JIT (or the cache load) */
 	bool jit_cached;
-	double setup_seconds;      /* context and layer */
-	double run_ms;             /* the launch sequence, CUDA events */
-	double read_seconds;       /* frame and dump copied back */
-	double child_seconds;      /* the child, fork to exit (the pipe included) */
-	uint64_t free_bytes;       /* device memory free before the dump */
+	double setup_seconds; /* context and layer */
+	double run_ms;        /* the launch sequence, CUDA events */
+	double read_seconds;  /* frame and dump copied back */
+	double child_seconds; /* the child, fork to exit (the pipe included) */
+	uint64_t free_bytes;  /* device memory free before the dump */
 	uint64_t total_bytes;
-	char device[128];          /* "" when the child did not get that far */
+	char device[128]; /* "" when the child did not get that far */
 	int cc_major, cc_minor, driver_version;
-	unsigned char *blob;       /* owns frame and dump */
+	unsigned char *blob; /* owns frame and dump */
 } GpuProbeModuleResult;
 
 typedef struct {
-	GpuStatus status;          /* the worst of the modules' */
-	char *message;             /* the first non-ok message, "NAME: why" */
+	GpuStatus status;           /* the worst of the modules' */
+	char *message;              /* the first non-ok message, "NAME: why" */
 	GpuProbeModuleResult *mods; /* job->nmodules entries */
 	size_t nmods;
-	double wall_seconds;       /* first child started to last one ended */
+	double wall_seconds; /* first child started to last one ended */
 } GpuProbeResult;
 
 /*
@@ -95,7 +95,7 @@ void gpu_probe_result_release(GpuProbeResult *res);
  * that has other work can run it on a thread of its own meanwhile.
  * Returns 0, or -1 ("no CUDA driver: ...", a CUDA error).
  */
-int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b, char name[128],
-                            Err *e);
+int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b,
+                            char name[128], Err *e);
 
 #endif

@@ -30,7 +30,8 @@ uint64_t probe_grid_warps(const unsigned grid[3], const unsigned block[3])
 	return (uint64_t)grid[0] * grid[1] * grid[2] * probe_block_warps(block);
 }
 
-uint64_t probe_dump_bytes(const ProbePlan *p, const unsigned grid[3], const unsigned block[3])
+uint64_t probe_dump_bytes(const ProbePlan *p, const unsigned grid[3],
+                          const unsigned block[3])
 {
 	return probe_grid_warps(grid, block) * p->warp_bytes;
 }
@@ -199,9 +200,11 @@ void probe_value_text(ProbeFmt f, uint64_t bits, StrBuf *out)
 	case PF_F16X2:
 	case PF_BF16X2:
 		sb_addf(out, "0x%08llx (", (unsigned long long)(bits & 0xffffffffu));
-		num(out, f == PF_F16X2 ? f16_value(bits & 0xffff) : bf16_value(bits & 0xffff));
+		num(out,
+		    f == PF_F16X2 ? f16_value(bits & 0xffff) : bf16_value(bits & 0xffff));
 		sb_adds(out, ", ");
-		num(out, f == PF_F16X2 ? f16_value(bits >> 16 & 0xffff) : bf16_value(bits >> 16 & 0xffff));
+		num(out, f == PF_F16X2 ? f16_value(bits >> 16 & 0xffff)
+		                       : bf16_value(bits >> 16 & 0xffff));
 		sb_adds(out, ")");
 		return;
 	case PF_F16:
@@ -243,14 +246,16 @@ void probe_value_text(ProbeFmt f, uint64_t bits, StrBuf *out)
 		sb_addf(out, "%llu", (unsigned long long)bits);
 		return;
 	default:
-		sb_addf(out, "0x%0*llx", (int)(probe_fmt_bits(f) / 4), (unsigned long long)bits);
+		sb_addf(out, "0x%0*llx", (int)(probe_fmt_bits(f) / 4),
+		        (unsigned long long)bits);
 	}
 }
 
 /* ---- comparing two dumps --------------------------------------------------------- */
 
 int64_t probe_compare(const ProbePlan *p, const unsigned grid[3], const unsigned block[3],
-                      const unsigned char *a, const unsigned char *b, ProbeRecordDiff *diffs)
+                      const unsigned char *a, const unsigned char *b,
+                      ProbeRecordDiff *diffs)
 {
 	uint64_t warps = probe_grid_warps(grid, block);
 	int64_t first = -1;
@@ -268,7 +273,8 @@ int64_t probe_compare(const ProbePlan *p, const unsigned grid[3], const unsigned
 				for (size_t k = 0; k < r->vals.n; k++) {
 					ProbeFmt f = (ProbeFmt)r->vals.v[k].fmt;
 					uint64_t off = probe_dump_offset(p, ri, k, w, l);
-					uint64_t x = probe_value_bits(f, a + off), y = probe_value_bits(f, b + off);
+					uint64_t x = probe_value_bits(f, a + off),
+					         y = probe_value_bits(f, b + off);
 					if (x == y)
 						continue;
 					uint64_t dist = probe_distance(f, x, y, NULL);

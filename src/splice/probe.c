@@ -45,13 +45,13 @@ static const struct {
 	const char *name;
 	unsigned bits;
 } fmts[PF__COUNT] = {
-	[PF_HEX8] = {"b8", 8},       [PF_U8] = {"u8", 8},         [PF_S8] = {"s8", 8},
-	[PF_HEX16] = {"b16", 16},    [PF_U16] = {"u16", 16},      [PF_S16] = {"s16", 16},
-	[PF_F16] = {"f16", 16},      [PF_BF16] = {"bf16", 16},    [PF_HEX32] = {"b32", 32},
-	[PF_U32] = {"u32", 32},      [PF_S32] = {"s32", 32},      [PF_F32] = {"f32", 32},
-	[PF_F16X2] = {"f16x2", 32},  [PF_BF16X2] = {"bf16x2", 32}, [PF_HEX64] = {"b64", 64},
-	[PF_U64] = {"u64", 64},      [PF_S64] = {"s64", 64},      [PF_F64] = {"f64", 64},
-	[PF_PRED] = {"pred", 1},
+    [PF_HEX8] = {"b8", 8},      [PF_U8] = {"u8", 8},          [PF_S8] = {"s8", 8},
+    [PF_HEX16] = {"b16", 16},   [PF_U16] = {"u16", 16},       [PF_S16] = {"s16", 16},
+    [PF_F16] = {"f16", 16},     [PF_BF16] = {"bf16", 16},     [PF_HEX32] = {"b32", 32},
+    [PF_U32] = {"u32", 32},     [PF_S32] = {"s32", 32},       [PF_F32] = {"f32", 32},
+    [PF_F16X2] = {"f16x2", 32}, [PF_BF16X2] = {"bf16x2", 32}, [PF_HEX64] = {"b64", 64},
+    [PF_U64] = {"u64", 64},     [PF_S64] = {"s64", 64},       [PF_F64] = {"f64", 64},
+    [PF_PRED] = {"pred", 1},
 };
 
 const char *probe_fmt_name(ProbeFmt f)
@@ -72,8 +72,9 @@ static int fmt_of_type(const char *p, size_t n, bool typed_only)
 		p++, n--;
 	for (int f = 0; f < PF__COUNT; f++)
 		if (strlen(fmts[f].name) == n && !memcmp(fmts[f].name, p, n)) {
-			if (typed_only && (f == PF_HEX8 || f == PF_HEX16 || f == PF_HEX32 ||
-			                   f == PF_HEX64 || f == PF_PRED))
+			if (typed_only &&
+			    (f == PF_HEX8 || f == PF_HEX16 || f == PF_HEX32 ||
+			     f == PF_HEX64 || f == PF_PRED))
 				return -1;
 			return f;
 		}
@@ -82,7 +83,10 @@ static int fmt_of_type(const char *p, size_t n, bool typed_only)
 
 static ProbeFmt hex_of_bits(unsigned bits)
 {
-	return bits == 8 ? PF_HEX8 : bits == 16 ? PF_HEX16 : bits == 64 ? PF_HEX64 : PF_HEX32;
+	return bits == 8    ? PF_HEX8
+	       : bits == 16 ? PF_HEX16
+	       : bits == 64 ? PF_HEX64
+	                    : PF_HEX32;
 }
 
 /* The format of register ri whose last definition in the range is `def`
@@ -106,11 +110,14 @@ static int value_fmt(const Module *m, const Stmt *def, const RegInfo *ri)
 				q = end;
 			int t = fmt_of_type(p, (size_t)(q - p), false);
 			if (t >= 0 && p != op.p) {
-				if ((def->flags & STMT_MMA) && ri->bits == 32 && t == PF_F16)
+				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				    t == PF_F16)
 					return PF_F16X2;
-				if ((def->flags & STMT_MMA) && ri->bits == 32 && t == PF_BF16)
+				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				    t == PF_BF16)
 					return PF_BF16X2;
-				if (t != PF_PRED && probe_fmt_bits((ProbeFmt)t) == ri->bits)
+				if (t != PF_PRED &&
+				    probe_fmt_bits((ProbeFmt)t) == ri->bits)
 					return t;
 				break;
 			}
@@ -174,8 +181,8 @@ static int64_t decl_visible(const Module *m, const Func *f, Str name, uint32_t s
 /* Appends register `reg` (last defined in the range at `def`) to r; with
  * `at_scope` (not UINT32_MAX), only when its name means that register in
  * the record's scope. */
-static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def, ProbePlan *plan,
-                    uint32_t at_scope)
+static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def,
+                    ProbePlan *plan, uint32_t at_scope)
 {
 	const RegInfo *ri = df_reg(df, reg);
 	if (ri->special)
@@ -184,7 +191,8 @@ static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def, Pr
 	if (at_scope != UINT32_MAX) {
 		const Func *f = df_func(df);
 		int64_t here = decl_visible(m, f, ri->name, at_scope);
-		int64_t there = decl_visible(m, f, ri->name, scope_at(m, f, func_stmt(m, f, def)->off));
+		int64_t there = decl_visible(m, f, ri->name,
+		                             scope_at(m, f, func_stmt(m, f, def)->off));
 		if (here != there) {
 			plan->skipped++;
 			return;
@@ -204,8 +212,9 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
                      uint8_t what, uint32_t phase, ProbePlan *plan, Err *e)
 {
 	if (first > last || last >= df_nstmt(df))
-		return err_set(e, "probe: range s%u..s%u is not inside the function (s0..s%u)",
-		               first, last, df_nstmt(df) ? df_nstmt(df) - 1 : 0);
+		return err_set(
+		    e, "probe: range s%u..s%u is not inside the function (s0..s%u)",
+		    first, last, df_nstmt(df) ? df_nstmt(df) - 1 : 0);
 	ProbeRecord r = {.at = last, .what = what, .phase = phase, .first = first};
 	if (regs == PROBE_REGS_LIVE_OUT) {
 		CutInterface cut = {0};
@@ -214,7 +223,8 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
 			return -1;
 		}
 		for (size_t i = 0; i < cut.live_out.n; i++)
-			add_reg(df, &r, cut.live_out.v[i].reg, cut.live_out.v[i].stmt, plan, UINT32_MAX);
+			add_reg(df, &r, cut.live_out.v[i].reg, cut.live_out.v[i].stmt,
+			        plan, UINT32_MAX);
 		cut_release(&cut);
 	} else {
 		/* every register the range defines, in first-definition order, each
@@ -248,8 +258,8 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
 	return 0;
 }
 
-int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases, ProbeAt at,
-                      ProbeRegs regs, ProbePlan *plan, Err *e)
+int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases,
+                      ProbeAt at, ProbeRegs regs, ProbePlan *plan, Err *e)
 {
 	for (size_t i = 0; i < pl->n; i++) {
 		const Phase *ph = &pl->v[i];
@@ -258,7 +268,8 @@ int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases, 
 		bool epi = at == PROBE_AT_EPILOGUE_END;
 		uint32_t last = phase_cut_last(ph, epi);
 		if (probe_plan_range(df, ph->first, last, regs,
-		                     epi ? PR_EPILOGUE_END : PR_PHASE_END, ph->number, plan, e) < 0)
+		                     epi ? PR_EPILOGUE_END : PR_PHASE_END, ph->number,
+		                     plan, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -292,11 +303,15 @@ void probe_plan_sort(ProbePlan *p)
 			for (size_t k = 0; k < r->vals.n; k++) {
 				bool have = false;
 				for (size_t q = 0; q < prev->vals.n && !have; q++)
-					have = prev->vals.v[q].kind == r->vals.v[k].kind &&
-					       !strcmp(prev->vals.v[q].name, r->vals.v[k].name) &&
-					       (r->vals.v[k].kind == PV_REG ||
-					        (prev->vals.v[q].read_at == r->vals.v[k].read_at &&
-					         prev->vals.v[q].read_before == r->vals.v[k].read_before));
+					have =
+					    prev->vals.v[q].kind == r->vals.v[k].kind &&
+					    !strcmp(prev->vals.v[q].name,
+					            r->vals.v[k].name) &&
+					    (r->vals.v[k].kind == PV_REG ||
+					     (prev->vals.v[q].read_at ==
+					          r->vals.v[k].read_at &&
+					      prev->vals.v[q].read_before ==
+					          r->vals.v[k].read_before));
 				if (have)
 					value_release(&r->vals.v[k]);
 				else
@@ -324,7 +339,9 @@ int probe_plan_layout(ProbePlan *p, Err *e)
 			unsigned b = slot_bytes((ProbeFmt)r->vals.v[k].fmt);
 			ro = (ro + b - 1) / b * b;
 			if (ro > UINT32_MAX)
-				return err_set(e, "probe: record %zu holds more than 4 GB per warp", i);
+				return err_set(
+				    e, "probe: record %zu holds more than 4 GB per warp",
+				    i);
 			r->vals.v[k].off = (uint32_t)ro;
 			ro += r->per_warp ? b : 32u * b;
 		}
@@ -334,9 +351,11 @@ int probe_plan_layout(ProbePlan *p, Err *e)
 	}
 	p->warp_bytes = off;
 	if (off > 0x7fffffff)
-		return err_set(e, "probe: one warp's records take %llu bytes, more than the 2 GB a "
-		                  "store's offset reaches: probe fewer phases or registers",
-		               (unsigned long long)off);
+		return err_set(
+		    e,
+		    "probe: one warp's records take %llu bytes, more than the 2 GB a "
+		    "store's offset reaches: probe fewer phases or registers",
+		    (unsigned long long)off);
 	return 0;
 }
 
@@ -351,7 +370,8 @@ void probe_record_name(const ProbeRecord *r, StrBuf *out)
 		return;
 	case PR_CUT_END:
 		if (r->phase)
-			sb_addf(out, "phase %u end (cut s%u-s%u)", r->phase, r->first, r->at);
+			sb_addf(out, "phase %u end (cut s%u-s%u)", r->phase, r->first,
+			        r->at);
 		else
 			sb_addf(out, "cut s%u-s%u end", r->first, r->at);
 		return;
@@ -382,7 +402,8 @@ static int64_t line_end(const Module *m, size_t off)
 				return nl + 1 - m->src;
 			continue;
 		}
-		if (t.kind == TK_COMMENT || (t.kind == TK_PUNCT && (*t.p == '}' || *t.p == '{')))
+		if (t.kind == TK_COMMENT ||
+		    (t.kind == TK_PUNCT && (*t.p == '}' || *t.p == '{')))
 			continue;
 		return -1;
 	}
@@ -539,45 +560,63 @@ static int64_t position(const Ins *in, uint32_t at, bool before, const char *wha
 	const Func *f = in->f;
 	int fl = (int)f->name.len;
 	if (at >= f->nstmt)
-		return err_set(in->e, "probe: %s: s%u is not a statement of '%.*s' (s0..s%u)", what, at,
-		               fl, fname(in), f->nstmt ? f->nstmt - 1 : 0);
+		return err_set(in->e,
+		               "probe: %s: s%u is not a statement of '%.*s' (s0..s%u)",
+		               what, at, fl, fname(in), f->nstmt ? f->nstmt - 1 : 0);
 	const Stmt *s = func_stmt(m, f, at);
 	if (before) {
 		for (uint32_t i = 0; i < f->nlabel; i++)
 			if (m->labels.v[f->label0 + i].stmt == at)
-				return err_set(in->e, "probe: %s: s%u (line %u) follows a label: a probe before "
-				                      "it would not run for a branch to the label",
-				               what, at, s->line);
+				return err_set(
+				    in->e,
+				    "probe: %s: s%u (line %u) follows a label: a probe "
+				    "before "
+				    "it would not run for a branch to the label",
+				    what, at, s->line);
 		if (at == 0)
-			return err_set(in->e, "probe: %s: a probe before the first statement (s0, line %u) "
-			                      "is not supported: put it after one",
-			               what, s->line);
+			return err_set(
+			    in->e,
+			    "probe: %s: a probe before the first statement (s0, line %u) "
+			    "is not supported: put it after one",
+			    what, s->line);
 		const Stmt *p = func_stmt(m, f, at - 1);
 		Op op = (Op)p->op;
-		if (op == OP_BRA || op == OP_BRX || op == OP_RET || op == OP_EXIT || op == OP_TRAP)
-			return err_set(in->e, "probe: %s: s%u (line %u) follows a branch, ret or exit",
-			               what, at, s->line);
+		if (op == OP_BRA || op == OP_BRX || op == OP_RET || op == OP_EXIT ||
+		    op == OP_TRAP)
+			return err_set(
+			    in->e,
+			    "probe: %s: s%u (line %u) follows a branch, ret or exit",
+			    what, at, s->line);
 		int64_t off = line_end(m, (size_t)p->off + p->len);
 		if (off < 0 || off > s->off)
-			return err_set(in->e, "probe: %s: s%u (line %u) shares its line with s%u: a probe "
-			                      "would have to split the line",
-			               what, at, s->line, at - 1);
+			return err_set(
+			    in->e,
+			    "probe: %s: s%u (line %u) shares its line with s%u: a probe "
+			    "would have to split the line",
+			    what, at, s->line, at - 1);
 		return off;
 	}
 	Op op = (Op)s->op;
-	if (op == OP_BRA || op == OP_BRX || op == OP_RET || op == OP_EXIT || op == OP_TRAP)
-		return err_set(in->e, "probe: %s: s%u (line %u) is a branch, ret or exit: a probe after "
-		                      "it would run on one path only, or never",
-		               what, at, s->line);
+	if (op == OP_BRA || op == OP_BRX || op == OP_RET || op == OP_EXIT ||
+	    op == OP_TRAP)
+		return err_set(
+		    in->e,
+		    "probe: %s: s%u (line %u) is a branch, ret or exit: a probe after "
+		    "it would run on one path only, or never",
+		    what, at, s->line);
 	int64_t off = line_end(m, (size_t)s->off + s->len);
 	if (off < 0)
-		return err_set(in->e, "probe: %s: code follows s%u on its line (line %u): a probe "
-		                      "would have to split the line",
-		               what, at, s->line);
+		return err_set(
+		    in->e,
+		    "probe: %s: code follows s%u on its line (line %u): a probe "
+		    "would have to split the line",
+		    what, at, s->line);
 	if ((uint64_t)off > f->body_close)
-		return err_set(in->e, "probe: %s: the function ends on the line of s%u (line %u): a "
-		                      "probe would land outside it",
-		               what, at, s->line);
+		return err_set(
+		    in->e,
+		    "probe: %s: the function ends on the line of s%u (line %u): a "
+		    "probe would land outside it",
+		    what, at, s->line);
 	return off;
 }
 
@@ -597,9 +636,14 @@ static int64_t check_record(const Ins *in, const ProbeRecord *r, const char *wha
 	for (size_t k = 0; k < r->vals.n; k++) {
 		const ProbeValue *v = &r->vals.v[k];
 		if (v->kind == PV_READ) {
-			if (v->read_at > r->at || (v->read_at == r->at && !v->read_before && r->before))
-				return err_set(e, "probe: %s: '%s' is read at %s s%u, after the record is stored",
-				               what, v->name, v->read_before ? "before" : "after", v->read_at);
+			if (v->read_at > r->at ||
+			    (v->read_at == r->at && !v->read_before && r->before))
+				return err_set(e,
+				               "probe: %s: '%s' is read at %s s%u, after "
+				               "the record is stored",
+				               what, v->name,
+				               v->read_before ? "before" : "after",
+				               v->read_at);
 			if (position(in, v->read_at, v->read_before, what) < 0)
 				return -1;
 			continue;
@@ -607,22 +651,30 @@ static int64_t check_record(const Ins *in, const ProbeRecord *r, const char *wha
 		Str name = str_c(v->name);
 		int64_t d = decl_visible(m, f, name, sc);
 		if (d == -1)
-			return err_set(e, "probe: %s: register '%s' is not visible %s s%u (line %u): "
-			                  "declared in a '{ }' scope that is not open there, or not at all",
-			               what, v->name, r->before ? "before" : "after", r->at,
-			               func_stmt(m, f, r->at)->line);
+			return err_set(
+			    e,
+			    "probe: %s: register '%s' is not visible %s s%u (line %u): "
+			    "declared in a '{ }' scope that is not open there, or not at "
+			    "all",
+			    what, v->name, r->before ? "before" : "after", r->at,
+			    func_stmt(m, f, r->at)->line);
 		if (v->def != UINT32_MAX && v->def < f->nstmt) {
 			const Stmt *ds = func_stmt(m, f, v->def);
 			if (decl_visible(m, f, name, scope_at(m, f, ds->off)) != d)
-				return err_set(e, "probe: %s: register '%s' defined at s%u (line %u) is hidden "
-				                  "at the probe by another declaration of that name",
-				               what, v->name, v->def, ds->line);
+				return err_set(
+				    e,
+				    "probe: %s: register '%s' defined at s%u (line %u) "
+				    "is hidden "
+				    "at the probe by another declaration of that name",
+				    what, v->name, v->def, ds->line);
 		}
 		uint32_t bits = decl_bits(m, f, name, d);
 		if (bits != probe_fmt_bits((ProbeFmt)v->fmt))
-			return err_set(e, "probe: %s: register '%s' has %u bits, its format %s has %u", what,
-			               v->name, bits, probe_fmt_name((ProbeFmt)v->fmt),
-			               probe_fmt_bits((ProbeFmt)v->fmt));
+			return err_set(
+			    e,
+			    "probe: %s: register '%s' has %u bits, its format %s has %u",
+			    what, v->name, bits, probe_fmt_name((ProbeFmt)v->fmt),
+			    probe_fmt_bits((ProbeFmt)v->fmt));
 	}
 	return off;
 }
@@ -640,9 +692,9 @@ int probe_record_check(const Module *m, const Func *f, const ProbeRecord *r, Err
 
 typedef struct {
 	size_t off;
-	int order;     /* at one offset: declarations 0, reads 1, stores 2 */
+	int order; /* at one offset: declarations 0, reads 1, stores 2 */
 	size_t seq;
-	int32_t rec;   /* ProbeInsert.rec */
+	int32_t rec; /* ProbeInsert.rec */
 	StrBuf text;
 } Piece;
 
@@ -663,8 +715,8 @@ static void value_reg(const Ins *in, const ProbeValue *v, uint32_t read_no, StrB
 	if (v->kind == PV_REG)
 		sb_adds(out, v->name);
 	else
-		sb_addf(out, "%s%c%u", in->res->prefix, probe_fmt_bits((ProbeFmt)v->fmt) == 64 ? 'c' : 'w',
-		        read_no);
+		sb_addf(out, "%s%c%u", in->res->prefix,
+		        probe_fmt_bits((ProbeFmt)v->fmt) == 64 ? 'c' : 'w', read_no);
 }
 
 /* Appends `tpl` with "@T" and "@A" replaced by the record's register
@@ -681,8 +733,8 @@ static void put(StrBuf *t, const char *tpl, const char *T, const char *A)
 }
 
 /* The record's stores, in their own scope. */
-static void record_text(const Ins *in, const ProbeRecord *r, size_t ri, const uint32_t *read_no,
-                        StrBuf *t)
+static void record_text(const Ins *in, const ProbeRecord *r, size_t ri,
+                        const uint32_t *read_no, StrBuf *t)
 {
 	const char *px = in->res->prefix;
 	StrBuf nm = STRBUF_INIT;
@@ -694,8 +746,10 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri, const ui
 	char T[48], A[48];
 	snprintf(T, sizeof T, "%s%zu_t", px, ri);
 	snprintf(A, sizeof A, "%s%zu_a", px, ri);
-	sb_addf(t, "{\t// d4r-splice probe %zu: %s, %s s%u (line %u): %zu values%s, %llu bytes per "
-	           "warp at +%llu\n",
+	sb_addf(t,
+	        "{\t// d4r-splice probe %zu: %s, %s s%u (line %u): %zu values%s, %llu "
+	        "bytes per "
+	        "warp at +%llu\n",
 	        ri, nm.p, r->before ? "before" : "after", r->at, s->line, r->vals.n,
 	        r->per_warp ? " (lane 0)" : " x 32 lanes", (unsigned long long)r->bytes,
 	        (unsigned long long)r->off);
@@ -736,9 +790,12 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri, const ui
 	if (r->per_warp)
 		sb_addf(t, "\tsetp.eq.u32 \t%s%zu_p, %s0, 0;\n", px, ri, T);
 	else {
-		put(t, "\tmul.wide.u32 \t@A1, @T0, 4;\n\tadd.s64 \t@A1, @A0, @A1;\n", T, A);
+		put(t, "\tmul.wide.u32 \t@A1, @T0, 4;\n\tadd.s64 \t@A1, @A0, @A1;\n", T,
+		    A);
 		if (wide)
-			put(t, "\tmul.wide.u32 \t@A2, @T0, 8;\n\tadd.s64 \t@A2, @A0, @A2;\n", T, A);
+			put(t,
+			    "\tmul.wide.u32 \t@A2, @T0, 8;\n\tadd.s64 \t@A2, @A0, @A2;\n",
+			    T, A);
 	}
 	StrBuf reg = STRBUF_INIT;
 	uint32_t nread = 0;
@@ -755,10 +812,11 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri, const ui
 		unsigned long long off = (unsigned long long)(r->off + v->off);
 		if (f == PF_PRED) {
 			sb_addf(t, "\tselp.u32 \t%s6, 1, 0, %s;\n", T, reg.p);
-			sb_addf(t, "\t%sst.global.b32 \t[%s%s+%llu], %s6;\n", guard, A, base_i, off, T);
+			sb_addf(t, "\t%sst.global.b32 \t[%s%s+%llu], %s6;\n", guard, A,
+			        base_i, off, T);
 		} else
-			sb_addf(t, "\t%sst.global.b%u \t[%s%s+%llu], %s;\n", guard, bits, A, base_i, off,
-			        reg.p);
+			sb_addf(t, "\t%sst.global.b%u \t[%s%s+%llu], %s;\n", guard, bits,
+			        A, base_i, off, reg.p);
 	}
 	sb_release(&reg);
 	sb_adds(t, "}\t// d4r-splice probe end\n");
@@ -787,7 +845,8 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 	fresh_prefix(m, f, res->prefix);
 	fresh_symbol(m, req->symbol ? req->symbol : "__d4r_probe_dump", res->symbol);
 	if (req->symbol && strcmp(req->symbol, res->symbol))
-		return err_set(e, "probe: the module already has a symbol named '%s'", req->symbol);
+		return err_set(e, "probe: the module already has a symbol named '%s'",
+		               req->symbol);
 
 	VEC(Piece) pcs = {0};
 	int rc = -1;
@@ -802,16 +861,23 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 
 	/* the symbol, after .address_size */
 	{
-		int64_t off = line_end(m, (size_t)m->address_size.off + m->address_size.len);
+		int64_t off =
+		    line_end(m, (size_t)m->address_size.off + m->address_size.len);
 		if (off < 0) {
-			err_set(e, "%s: code follows '.address_size' on its line: the probe's symbol "
-			           "needs a line of its own there", m->name ? m->name : "module");
+			err_set(e,
+			        "%s: code follows '.address_size' on its line: the "
+			        "probe's symbol "
+			        "needs a line of its own there",
+			        m->name ? m->name : "module");
 			goto out;
 		}
 		Piece p = {(size_t)off, 0, seq++, -1, STRBUF_INIT};
-		sb_addf(&p.text, "// d4r-splice probe: dump %s, %zu records, %llu bytes per warp, "
-		                 "[warp][record][value][lane]\n.visible .global .align 8 .u64 %s;\n",
-		        res->symbol, plan->recs.n, (unsigned long long)plan->warp_bytes, res->symbol);
+		sb_addf(
+		    &p.text,
+		    "// d4r-splice probe: dump %s, %zu records, %llu bytes per warp, "
+		    "[warp][record][value][lane]\n.visible .global .align 8 .u64 %s;\n",
+		    res->symbol, plan->recs.n, (unsigned long long)plan->warp_bytes,
+		    res->symbol);
 		VEC_PUSH(pcs, p);
 	}
 
@@ -834,10 +900,14 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 				continue;
 			bool wide = probe_fmt_bits((ProbeFmt)v->fmt) == 64;
 			read_no[nr] = wide ? nreads_b++ : nreads_w++;
-			Piece p = {(size_t)position(&in, v->read_at, v->read_before, what.p), 1, seq++, -2,
-			           STRBUF_INIT};
-			sb_addf(&p.text, "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: read\n",
-			        wide ? 64 : 32, res->prefix, wide ? 'c' : 'w', read_no[nr], v->name, i);
+			Piece p = {
+			    (size_t)position(&in, v->read_at, v->read_before, what.p), 1,
+			    seq++, -2, STRBUF_INIT};
+			sb_addf(
+			    &p.text,
+			    "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: read\n",
+			    wide ? 64 : 32, res->prefix, wide ? 'c' : 'w', read_no[nr],
+			    v->name, i);
 			VEC_PUSH(pcs, p);
 			nr++;
 		}
@@ -856,17 +926,22 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 		}
 		int64_t off = line_end(m, after);
 		if (off < 0 || (f->nstmt && off > func_stmt(m, f, 0)->off)) {
-			err_set(e, "probe: '%.*s': no line of its own after the function's declarations for "
-			           "the registers of its reads", fl, fname(&in));
+			err_set(e,
+			        "probe: '%.*s': no line of its own after the function's "
+			        "declarations for "
+			        "the registers of its reads",
+			        fl, fname(&in));
 			goto out_what;
 		}
 		Piece p = {(size_t)off, 0, seq++, -1, STRBUF_INIT};
 		if (nreads_b)
-			sb_addf(&p.text, "\t.reg .b64 \t%sc<%u>;\t// d4r-splice probe: reads\n", res->prefix,
-			        nreads_b);
+			sb_addf(&p.text,
+			        "\t.reg .b64 \t%sc<%u>;\t// d4r-splice probe: reads\n",
+			        res->prefix, nreads_b);
 		if (nreads_w)
-			sb_addf(&p.text, "\t.reg .b32 \t%sw<%u>;\t// d4r-splice probe: reads\n", res->prefix,
-			        nreads_w);
+			sb_addf(&p.text,
+			        "\t.reg .b32 \t%sw<%u>;\t// d4r-splice probe: reads\n",
+			        res->prefix, nreads_w);
 		VEC_PUSH(pcs, p);
 	}
 
@@ -927,7 +1002,8 @@ void probe_where(const ProbeResult *res, const ProbePlan *plan, const char *modu
 				probe_record_name(&plan->recs.v[pi->rec], out);
 				sb_adds(out, ")");
 			} else
-				sb_adds(out, pi->rec == -2 ? "a probe's read" : "the probe's declarations");
+				sb_adds(out, pi->rec == -2 ? "a probe's read"
+				                           : "the probe's declarations");
 			return;
 		}
 		added += pi->lines;
@@ -935,7 +1011,8 @@ void probe_where(const ProbeResult *res, const ProbePlan *plan, const char *modu
 	sb_addf(out, "%s line %u", module_name, line - added);
 }
 
-/* ---- 3. alignment and mapping ------------------------------------------------------- */
+/* ---- 3. alignment and mapping -------------------------------------------------------
+ */
 
 static uint64_t mix64(uint64_t x)
 {
@@ -966,8 +1043,8 @@ static uint64_t *stmt_hashes(const Module *m, const Func *f)
 
 typedef struct {
 	uint64_t key;
-	uint32_t co, cs;   /* occurrences in the original range, the spliced range */
-	uint32_t po, ps;   /* the position of the last occurrence */
+	uint32_t co, cs; /* occurrences in the original range, the spliced range */
+	uint32_t po, ps; /* the position of the last occurrence */
 	bool used;
 } Slot;
 
@@ -1019,7 +1096,8 @@ static size_t anchors(const uint64_t *ho, const uint64_t *hs, const Gap *g, uint
 	}
 	free(t);
 	/* longest increasing run of cs (patience sorting) */
-	uint32_t *tail = xcalloc(nc + 1, sizeof(uint32_t)), *prev = xcalloc(nc + 1, sizeof(uint32_t));
+	uint32_t *tail = xcalloc(nc + 1, sizeof(uint32_t)),
+	         *prev = xcalloc(nc + 1, sizeof(uint32_t));
 	size_t len = 0;
 	for (size_t i = 0; i < nc; i++) {
 		size_t lo = 0, hi = len;
@@ -1105,8 +1183,8 @@ static bool inside_cut(const ProbeCut *cuts, size_t n, uint32_t i, bool before)
 }
 
 /* The spliced position of "after (before) original statement i". */
-static uint32_t map_pos(const uint32_t *match, uint32_t no, uint32_t ns, const ProbeCut *cuts,
-                        size_t ncuts, uint32_t i, bool before)
+static uint32_t map_pos(const uint32_t *match, uint32_t no, uint32_t ns,
+                        const ProbeCut *cuts, size_t ncuts, uint32_t i, bool before)
 {
 	if (i >= no || inside_cut(cuts, ncuts, i, before))
 		return PROBE_NONE;
@@ -1132,11 +1210,13 @@ void probe_plan_map(const ProbePlan *orig, const uint32_t *match, uint32_t nstmt
 	kept->skipped = mapped->skipped = orig->skipped;
 	for (size_t i = 0; i < orig->recs.n; i++) {
 		const ProbeRecord *r = &orig->recs.v[i];
-		uint32_t at = map_pos(match, nstmt_o, nstmt_s, cuts, ncuts, r->at, r->before);
+		uint32_t at =
+		    map_pos(match, nstmt_o, nstmt_s, cuts, ncuts, r->at, r->before);
 		bool ok = at != PROBE_NONE;
 		for (size_t k = 0; k < r->vals.n && ok; k++)
 			if (r->vals.v[k].kind == PV_READ)
-				ok = map_pos(match, nstmt_o, nstmt_s, cuts, ncuts, r->vals.v[k].read_at,
+				ok = map_pos(match, nstmt_o, nstmt_s, cuts, ncuts,
+				             r->vals.v[k].read_at,
 				             r->vals.v[k].read_before) != PROBE_NONE;
 		if (!ok) {
 			VEC_PUSH(*dropped, (uint32_t)i);
@@ -1150,8 +1230,8 @@ void probe_plan_map(const ProbePlan *orig, const uint32_t *match, uint32_t nstmt
 			ProbeValue *v = &b.vals.v[k];
 			v->def = UINT32_MAX;
 			if (v->kind == PV_READ)
-				v->read_at = map_pos(match, nstmt_o, nstmt_s, cuts, ncuts, v->read_at,
-				                     v->read_before);
+				v->read_at = map_pos(match, nstmt_o, nstmt_s, cuts, ncuts,
+				                     v->read_at, v->read_before);
 		}
 		VEC_PUSH(kept->recs, a);
 		VEC_PUSH(mapped->recs, b);

@@ -65,6 +65,7 @@
 #include "ptx/module.h"
 
 /* How a stored value is read (and which store writes it). */
+// clang-format off
 typedef enum {
 	PF_HEX8, PF_U8, PF_S8,
 	PF_HEX16, PF_U16, PF_S16, PF_F16, PF_BF16,
@@ -73,6 +74,7 @@ typedef enum {
 	PF_PRED,
 	PF__COUNT
 } ProbeFmt;
+// clang-format on
 
 /* "f16x2", "b32" (a 32-bit value of no known type), "pred", ... */
 const char *probe_fmt_name(ProbeFmt f);
@@ -82,9 +84,9 @@ unsigned probe_fmt_bits(ProbeFmt f);
 typedef enum { PV_REG, PV_READ } ProbeValueKind;
 
 typedef struct {
-	uint8_t kind;       /* ProbeValueKind */
-	uint8_t fmt;        /* ProbeFmt */
-	char *name;         /* "%r2849"; PV_READ: the special register, "%clock64" */
+	uint8_t kind; /* ProbeValueKind */
+	uint8_t fmt;  /* ProbeFmt */
+	char *name;   /* "%r2849"; PV_READ: the special register, "%clock64" */
 	/* PV_REG: the statement whose definition the value is (for the check
 	 * that the name means the same register at the probe), or UINT32_MAX */
 	uint32_t def;
@@ -99,17 +101,17 @@ typedef struct {
 enum { PR_OTHER, PR_PHASE_END, PR_EPILOGUE_END, PR_CUT_END };
 
 typedef struct {
-	uint32_t at;        /* statement index (function-local) */
-	bool before;        /* before statement `at`, else after it */
-	bool per_warp;      /* lane 0 stores for its warp */
-	uint8_t what;       /* PR_* */
-	uint32_t phase;     /* the phase it belongs to, 0: none */
-	uint32_t first;     /* the range whose values it holds ([first, at]) */
+	uint32_t at;    /* statement index (function-local) */
+	bool before;    /* before statement `at`, else after it */
+	bool per_warp;  /* lane 0 stores for its warp */
+	uint8_t what;   /* PR_* */
+	uint32_t phase; /* the phase it belongs to, 0: none */
+	uint32_t first; /* the range whose values it holds ([first, at]) */
 	VEC(ProbeValue) vals;
 	/* probe_plan_layout */
-	uint64_t off;       /* offset inside a warp's area */
-	uint64_t bytes;     /* its bytes per warp */
-	uint64_t nvals;     /* values per warp: vals.n x 32 lanes (x 1 per warp) */
+	uint64_t off;   /* offset inside a warp's area */
+	uint64_t bytes; /* its bytes per warp */
+	uint64_t nvals; /* values per warp: vals.n x 32 lanes (x 1 per warp) */
 } ProbeRecord;
 
 typedef struct {
@@ -147,8 +149,8 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
  * epilogue's last statement (PROBE_AT_EPILOGUE_END; the phase's own end when
  * the epilogue is empty) with the values of phase and epilogue.
  */
-int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases, ProbeAt at,
-                      ProbeRegs regs, ProbePlan *plan, Err *e);
+int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases,
+                      ProbeAt at, ProbeRegs regs, ProbePlan *plan, Err *e);
 
 /* Sorts the records by position (statement order; before-records ahead
  * of after-records of the same statement), merging records that are
@@ -163,26 +165,26 @@ int probe_plan_layout(ProbePlan *p, Err *e);
 /* ---- instrumenting ------------------------------------------------------- */
 
 typedef struct {
-	const Module *module;   /* parsed; its source outlives the result */
-	const Func *func;       /* the function the plan's statements are of */
-	const ProbePlan *plan;  /* laid out */
+	const Module *module;  /* parsed; its source outlives the result */
+	const Func *func;      /* the function the plan's statements are of */
+	const ProbePlan *plan; /* laid out */
 	/* the symbol's name; NULL: "__d4r_probe_dump", or with a number when
 	 * the module holds that name already */
 	const char *symbol;
 } ProbeRequest;
 
 typedef struct {
-	uint32_t out_line;      /* first output line of an inserted block */
-	uint32_t lines;         /* its lines */
-	int32_t rec;            /* the record it stores, -1: declarations, -2: a read */
+	uint32_t out_line; /* first output line of an inserted block */
+	uint32_t lines;    /* its lines */
+	int32_t rec;       /* the record it stores, -1: declarations, -2: a read */
 } ProbeInsert;
 
 typedef struct {
-	StrBuf text;            /* the instrumented module */
+	StrBuf text; /* the instrumented module */
 	char symbol[96];
-	char prefix[32];        /* "%prb0_" */
+	char prefix[32];          /* "%prb0_" */
 	VEC(ProbeInsert) inserts; /* in output order */
-	uint32_t nvalues;       /* values stored per warp, all records */
+	uint32_t nvalues;         /* values stored per warp, all records */
 } ProbeResult;
 
 /*
@@ -247,7 +249,8 @@ void probe_plan_map(const ProbePlan *orig, const uint32_t *match, uint32_t nstmt
 uint64_t probe_block_warps(const unsigned block[3]);
 uint64_t probe_grid_warps(const unsigned grid[3], const unsigned block[3]);
 /* Bytes of the dump of a launch: grid warps x plan->warp_bytes. */
-uint64_t probe_dump_bytes(const ProbePlan *p, const unsigned grid[3], const unsigned block[3]);
+uint64_t probe_dump_bytes(const ProbePlan *p, const unsigned grid[3],
+                          const unsigned block[3]);
 /* The byte offset of value `val` of record `rec`, for warp `warp` of the
  * grid and lane `lane` (ignored for a per-warp record). */
 uint64_t probe_dump_offset(const ProbePlan *p, size_t rec, size_t val, uint64_t warp,
@@ -275,15 +278,15 @@ void probe_value_text(ProbeFmt f, uint64_t bits, StrBuf *out);
 
 /* Differences between two dumps of one plan, per record. */
 typedef struct {
-	uint64_t values;        /* values compared (warps x lanes x values) */
-	uint64_t differ;        /* how many differ */
-	uint64_t max_dist;      /* the largest distance (PROBE_DIST_NAN: a NaN) */
+	uint64_t values;   /* values compared (warps x lanes x values) */
+	uint64_t differ;   /* how many differ */
+	uint64_t max_dist; /* the largest distance (PROBE_DIST_NAN: a NaN) */
 	bool any_nan;
 	/* the first difference in (warp, lane, value) order */
 	uint64_t warp;
 	unsigned lane;
 	uint32_t val;
-	uint64_t a, b;          /* its bits in dump a and dump b */
+	uint64_t a, b; /* its bits in dump a and dump b */
 	uint64_t dist;
 } ProbeRecordDiff;
 
@@ -293,6 +296,7 @@ typedef struct {
  * record that differs, or -1.
  */
 int64_t probe_compare(const ProbePlan *p, const unsigned grid[3], const unsigned block[3],
-                      const unsigned char *a, const unsigned char *b, ProbeRecordDiff *diffs);
+                      const unsigned char *a, const unsigned char *b,
+                      ProbeRecordDiff *diffs);
 
 #endif

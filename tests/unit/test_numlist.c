@@ -89,11 +89,11 @@ static void test_numlist__format(void **state)
 {
 	(void)state;
 	const char *cases[][2] = {
-		{"1-10,13,21-60", "1-10,13,21-60"},
-		{"4,3,2,1", "1-4"},
-		{"1,3,5", "1,3,5"},
-		{"7", "7"},
-		{"1-2,3-4,6", "1-4,6"},
+	    {"1-10,13,21-60", "1-10,13,21-60"},
+	    {"4,3,2,1", "1-4"},
+	    {"1,3,5", "1,3,5"},
+	    {"7", "7"},
+	    {"1-2,3-4,6", "1-4,6"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		NumList l;
@@ -111,9 +111,9 @@ static void test_numlist__format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numlist__items_and_ranges),
-		cmocka_unit_test(test_numlist__refused),
-		cmocka_unit_test(test_numlist__format),
+	    cmocka_unit_test(test_numlist__items_and_ranges),
+	    cmocka_unit_test(test_numlist__refused),
+	    cmocka_unit_test(test_numlist__format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,7 +80,8 @@ static void test_probe__dump_indexing(void **state)
 	assert_int_equal(b[1], 1);
 	assert_int_equal(b[2], 0);
 	assert_int_equal(w, 1);
-	/* enc4's launch: 11x7x1 blocks of 32x1x4; warp 154 is block 38 = (5,3,0), warp 2 */
+	/* enc4's launch: 11x7x1 blocks of 32x1x4; warp 154 is block 38 = (5,3,0), warp 2
+	 */
 	unsigned g4[3] = {11, 7, 1}, b4[3] = {32, 1, 4};
 	assert_int_equal(probe_grid_warps(g4, b4), 308);
 	probe_warp_where(154, g4, b4, b, &w);
@@ -88,7 +89,8 @@ static void test_probe__dump_indexing(void **state)
 	assert_int_equal(b[1], 3);
 	assert_int_equal(b[2], 0);
 	assert_int_equal(w, 2);
-	unsigned g3[3] = {2, 2, 3}, b3[3] = {8, 8, 1}; /* a z coordinate: block 9 = (1,0,2) */
+	unsigned g3[3] = {2, 2, 3},
+	         b3[3] = {8, 8, 1}; /* a z coordinate: block 9 = (1,0,2) */
 	probe_warp_where(9 * 2 + 1, g3, b3, b, &w);
 	assert_int_equal(b[0], 1);
 	assert_int_equal(b[1], 0);
@@ -121,13 +123,15 @@ static void test_probe__distances(void **state)
 	assert_int_equal(half, 0);
 	/* f32: 1.0f and three steps up; -1.0f to 1.0f */
 	assert_int_equal(probe_distance(PF_F32, 0x3f800000, 0x3f800003, NULL), 3);
-	assert_int_equal(probe_distance(PF_F32, 0xbf800000, 0x3f800000, NULL), 2130706433);
+	assert_int_equal(probe_distance(PF_F32, 0xbf800000, 0x3f800000, NULL),
+	                 2130706433);
 	assert_true(probe_distance(PF_F32, 0x7fc00000, 0, NULL) == PROBE_DIST_NAN);
 	assert_int_equal(probe_distance(PF_BF16, 0x3f80, 0x3f81, NULL), 1);
 	assert_int_equal(probe_distance(PF_BF16X2, 0x3f803f80, 0x3f823f80, &half), 2);
 	assert_int_equal(half, 1);
-	assert_int_equal(probe_distance(PF_F64, 0x3ff0000000000000ull, 0x3ff0000000000001ull, NULL),
-	                 1);
+	assert_int_equal(
+	    probe_distance(PF_F64, 0x3ff0000000000000ull, 0x3ff0000000000001ull, NULL),
+	    1);
 	/* integers: |a - b| as the type reads */
 	assert_int_equal(probe_distance(PF_S32, 0xffffffffu, 1, NULL), 2);
 	assert_int_equal(probe_distance(PF_U32, 0xffffffffu, 1, NULL), 0xfffffffeu);
@@ -178,7 +182,8 @@ static void test_probe__compare(void **state)
 	assert_int_equal(probe_compare(&p, grid, block, a, b, d), -1);
 	assert_int_equal(d[0].values, 12 * 64);
 	assert_int_equal(d[1].values, 12);
-	/* %r1 of warp 7, lane 17 one ulp up in its high half; the u64 of warp 4 off by 5 */
+	/* %r1 of warp 7, lane 17 one ulp up in its high half; the u64 of warp 4 off by 5
+	 */
 	a[7 * 392 + 17 * 4 + 2] = 0x00, a[7 * 392 + 17 * 4 + 3] = 0x3c;
 	b[7 * 392 + 17 * 4 + 2] = 0x01, b[7 * 392 + 17 * 4 + 3] = 0x3c;
 	b[7 * 392 + 20 * 4 + 2] = 0x01; /* a second, later difference in the same warp */
@@ -206,53 +211,56 @@ static void test_probe__compare(void **state)
 /* Three phases: two chained f16 mma, one f16 mma, one f32 mma; a select and
  * a store after them. */
 static const char K[] =
-	".version 8.0\n"
-	".target sm_90\n"
-	".address_size 64\n"
-	"\n"
-	".visible .entry k(\n"
-	"\t.param .u64 out,\n"
-	"\t.param .u32 c\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred \t%p<4>;\n"
-	"\t.reg .b16 \t%rs<4>;\n"
-	"\t.reg .b32 \t%r<40>;\n"
-	"\t.reg .f32 \t%f<8>;\n"
-	"\t.reg .b64 \t%rd<8>;\n"
-	"\n"
-	"\tld.param.u64 \t%rd1, [out];\n"                                         /* s0 */
-	"\tcvta.to.global.u64 \t%rd2, %rd1;\n"                                    /* s1 */
-	"\tld.param.u32 \t%r1, [c];\n"                                            /* s2 */
-	"\tmov.u32 \t%r2, %tid.x;\n"                                              /* s3 */
-	"\tmul.wide.u32 \t%rd3, %r2, 4;\n"                                        /* s4 */
-	"\tadd.s64 \t%rd4, %rd2, %rd3;\n"                                         /* s5 */
-	"\tld.global.u32 \t%r3, [%rd4];\n"                                        /* s6 */
-	"\txor.b32 \t%r4, %r3, %r1;\n"                                            /* s7 */
-	"\tmov.b32 \t%r7, 0x3c003c00;\n"                                          /* s8 */
-	"\tmov.b32 \t%r9, 0;\n"                                                   /* s9 */
-	"\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r11, %r12}, {%r3, %r4, %r3, %r4}, "
-	"{%r7, %r7}, {%r9, %r9};\n"                                               /* s10 */
-	"\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r13, %r14}, {%r3, %r4, %r3, %r4}, "
-	"{%r7, %r7}, {%r11, %r12};\t// phase 1 ends here\n"                       /* s11 */
-	"\tadd.rn.f16x2 \t%r15, %r13, %r14;\n"                                    /* s12 */
-	"\tmov.b32 \t{%rs1, %rs2}, %r15;\n"                                       /* s13 */
-	"\tsetp.ne.u32 \t%p1, %r15, 0;\n"                                         /* s14 */
-	"\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r16, %r17}, {%r3, %r4, %r3, %r4}, "
-	"{%r7, %r15}, {%r13, %r14};\n"                                            /* s15 */
-	"\tselp.b32 \t%r18, %r16, %r17, %p1;\n"                                   /* s16 */
-	"\tcvt.f32.f16 \t%f1, %rs1;\n"                                            /* s17 */
-	"\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f3, %f4, %f5, %f6}, "
-	"{%r3, %r4, %r3, %r18}, {%r7, %r7}, {%f1, %f1, %f1, %f1};\n"              /* s18 */
-	"\tadd.f32 \t%f7, %f3, %f4;\n"                                            /* s19 */
-	"\tadd.f32 \t%f7, %f7, %f5;\n"                                            /* s20 */
-	"\tadd.f32 \t%f7, %f7, %f6;\n"                                            /* s21 */
-	"\tmov.b32 \t%r19, %f7; st.global.u32 \t[%rd4], %r19;\n"                  /* s22, s23 */
-	"\t@%p1 bra \t$L__done;\n"                                                /* s24 */
-	"\tst.global.u32 \t[%rd4+4], %r18;\n"                                     /* s25 */
-	"$L__done:\n"
-	"\tret;\n"                                                                /* s26 */
-	"}\n";
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    "\n"
+    ".visible .entry k(\n"
+    "\t.param .u64 out,\n"
+    "\t.param .u32 c\n"
+    ")\n"
+    "{\n"
+    "\t.reg .pred \t%p<4>;\n"
+    "\t.reg .b16 \t%rs<4>;\n"
+    "\t.reg .b32 \t%r<40>;\n"
+    "\t.reg .f32 \t%f<8>;\n"
+    "\t.reg .b64 \t%rd<8>;\n"
+    "\n"
+    "\tld.param.u64 \t%rd1, [out];\n"      /* s0 */
+    "\tcvta.to.global.u64 \t%rd2, %rd1;\n" /* s1 */
+    "\tld.param.u32 \t%r1, [c];\n"         /* s2 */
+    "\tmov.u32 \t%r2, %tid.x;\n"           /* s3 */
+    "\tmul.wide.u32 \t%rd3, %r2, 4;\n"     /* s4 */
+    "\tadd.s64 \t%rd4, %rd2, %rd3;\n"      /* s5 */
+    "\tld.global.u32 \t%r3, [%rd4];\n"     /* s6 */
+    "\txor.b32 \t%r4, %r3, %r1;\n"         /* s7 */
+    "\tmov.b32 \t%r7, 0x3c003c00;\n"       /* s8 */
+    "\tmov.b32 \t%r9, 0;\n"                /* s9 */
+    "\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r11, %r12}, {%r3, %r4, %r3, "
+    "%r4}, "
+    "{%r7, %r7}, {%r9, %r9};\n" /* s10 */
+    "\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r13, %r14}, {%r3, %r4, %r3, "
+    "%r4}, "
+    "{%r7, %r7}, {%r11, %r12};\t// phase 1 ends here\n" /* s11 */
+    "\tadd.rn.f16x2 \t%r15, %r13, %r14;\n"              /* s12 */
+    "\tmov.b32 \t{%rs1, %rs2}, %r15;\n"                 /* s13 */
+    "\tsetp.ne.u32 \t%p1, %r15, 0;\n"                   /* s14 */
+    "\tmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r16, %r17}, {%r3, %r4, %r3, "
+    "%r4}, "
+    "{%r7, %r15}, {%r13, %r14};\n"          /* s15 */
+    "\tselp.b32 \t%r18, %r16, %r17, %p1;\n" /* s16 */
+    "\tcvt.f32.f16 \t%f1, %rs1;\n"          /* s17 */
+    "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f3, %f4, %f5, %f6}, "
+    "{%r3, %r4, %r3, %r18}, {%r7, %r7}, {%f1, %f1, %f1, %f1};\n" /* s18 */
+    "\tadd.f32 \t%f7, %f3, %f4;\n"                               /* s19 */
+    "\tadd.f32 \t%f7, %f7, %f5;\n"                               /* s20 */
+    "\tadd.f32 \t%f7, %f7, %f6;\n"                               /* s21 */
+    "\tmov.b32 \t%r19, %f7; st.global.u32 \t[%rd4], %r19;\n"     /* s22, s23 */
+    "\t@%p1 bra \t$L__done;\n"                                   /* s24 */
+    "\tst.global.u32 \t[%rd4+4], %r18;\n"                        /* s25 */
+    "$L__done:\n"
+    "\tret;\n" /* s26 */
+    "}\n";
 
 typedef struct {
 	Module *m;
@@ -298,9 +306,9 @@ static void test_probe__plan_from_phases(void **state)
 	kx_open(&x, K);
 	assert_int_equal(x.pl.n, 3);
 	ProbePlan p = {0};
-	assert_int_equal(
-	    probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END, PROBE_REGS_LIVE_OUT, &p, &x.e),
-	    0);
+	assert_int_equal(probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END,
+	                                   PROBE_REGS_LIVE_OUT, &p, &x.e),
+	                 0);
 	probe_plan_sort(&p);
 	assert_int_equal(p.recs.n, 3);
 	/* phase 1 (s10-s11): %r11/%r12 die inside it; %r13, %r14 are read after */
@@ -326,8 +334,9 @@ static void test_probe__plan_from_phases(void **state)
 	/* phase 1 and its epilogue, every register defined: the formats */
 	NumList one = {0};
 	VEC_PUSH(one, 1);
-	assert_int_equal(
-	    probe_plan_phases(x.df, &x.pl, &one, PROBE_AT_EPILOGUE_END, PROBE_REGS_ALL, &p, &x.e), 0);
+	assert_int_equal(probe_plan_phases(x.df, &x.pl, &one, PROBE_AT_EPILOGUE_END,
+	                                   PROBE_REGS_ALL, &p, &x.e),
+	                 0);
 	numlist_release(&one);
 	assert_int_equal(p.recs.n, 1);
 	r = &p.recs.v[0];
@@ -336,7 +345,8 @@ static void test_probe__plan_from_phases(void **state)
 	assert_int_equal(r->vals.n, 8);
 	assert_int_equal(find_val(r, "%r11")->fmt, PF_F16X2);
 	assert_int_equal(find_val(r, "%r15")->fmt, PF_F16X2); /* add.rn.f16x2 */
-	assert_int_equal(find_val(r, "%rs1")->fmt, PF_HEX16); /* mov.b32 {..}: 16 bits, untyped */
+	assert_int_equal(find_val(r, "%rs1")->fmt,
+	                 PF_HEX16); /* mov.b32 {..}: 16 bits, untyped */
 	assert_int_equal(find_val(r, "%p1")->fmt, PF_PRED);
 	assert_int_equal(find_val(r, "%p1")->def, 14);
 	assert_int_equal(probe_plan_layout(&p, &x.e), 0);
@@ -384,9 +394,9 @@ static void test_probe__instrument_inserts_lines(void **state)
 	Kx x;
 	kx_open(&x, K);
 	ProbePlan p = {0};
-	assert_int_equal(
-	    probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END, PROBE_REGS_LIVE_OUT, &p, &x.e),
-	    0);
+	assert_int_equal(probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END,
+	                                   PROBE_REGS_LIVE_OUT, &p, &x.e),
+	                 0);
 	probe_plan_sort(&p);
 	assert_int_equal(probe_plan_layout(&p, &x.e), 0);
 	ProbeRequest req = {x.m, x.f, &p, NULL};
@@ -401,11 +411,14 @@ static void test_probe__instrument_inserts_lines(void **state)
 	assert_string_equal(res.symbol, "__d4r_probe_dump");
 	assert_string_equal(res.prefix, "%prb0_");
 	/* the symbol right after .address_size */
-	assert_non_null(strstr(t, ".address_size 64\n// d4r-splice probe: dump __d4r_probe_dump, 3 "
-	                          "records, 1024 bytes per warp"));
-	assert_non_null(strstr(t, "\n.visible .global .align 8 .u64 __d4r_probe_dump;\n"));
+	assert_non_null(
+	    strstr(t, ".address_size 64\n// d4r-splice probe: dump __d4r_probe_dump, 3 "
+	              "records, 1024 bytes per warp"));
+	assert_non_null(
+	    strstr(t, "\n.visible .global .align 8 .u64 __d4r_probe_dump;\n"));
 	/* phase 1's record after s11's line, its comment included */
-	assert_non_null(strstr(t, "// phase 1 ends here\n{\t// d4r-splice probe 0: phase 1 end"));
+	assert_non_null(
+	    strstr(t, "// phase 1 ends here\n{\t// d4r-splice probe 0: phase 1 end"));
 	/* each store at the offset the layout gives: record 1 (phase 2) at 256,
 	 * %r17 its second value: 256 + 128; record 2's %f6: 512 + 3 * 128 */
 	assert_non_null(strstr(t, "\tst.global.b32 \t[%prb0_0_a1+0], %r13;\n"));
@@ -418,7 +431,8 @@ static void test_probe__instrument_inserts_lines(void **state)
 	assert_non_null(m2);
 	mod_free(m2);
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed", &log, &e);
+	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed",
+	                      &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the instrumented kernel:\n%s", log.p);
 	sb_release(&log);
@@ -459,7 +473,8 @@ static int one_record(Kx *x, uint32_t at, bool before, const char *reg, uint32_t
 	return rc;
 }
 
-static void expect_refused(Kx *x, uint32_t at, bool before, const char *reg, const char *msg)
+static void expect_refused(Kx *x, uint32_t at, bool before, const char *reg,
+                           const char *msg)
 {
 	ProbeResult res;
 	assert_int_equal(one_record(x, at, before, reg, UINT32_MAX, PF_HEX32, &res), -1);
@@ -483,13 +498,18 @@ static void test_probe__positions_refused(void **state)
 	expect_refused(&x, 26, false, "%r18", "is a branch, ret or exit");
 	expect_refused(&x, 0, true, "%r1", "before the first statement");
 	/* a width that is not the register's */
-	assert_int_equal(one_record(&x, 21, false, "%f7", UINT32_MAX, PF_HEX64, &res), -1);
-	assert_non_null(strstr(err_msg(&x.e), "register '%f7' has 32 bits, its format b64 has 64"));
+	assert_int_equal(one_record(&x, 21, false, "%f7", UINT32_MAX, PF_HEX64, &res),
+	                 -1);
+	assert_non_null(
+	    strstr(err_msg(&x.e), "register '%f7' has 32 bits, its format b64 has 64"));
 	probe_result_release(&res);
-	expect_refused(&x, 21, false, "%nosuch", "register '%nosuch' is not visible after s21");
-	expect_refused(&x, 25, true, "%r18", "s25 (line 40) follows a branch, ret or exit");
+	expect_refused(&x, 21, false, "%nosuch",
+	               "register '%nosuch' is not visible after s21");
+	expect_refused(&x, 25, true, "%r18",
+	               "s25 (line 40) follows a branch, ret or exit");
 	/* fine: after s23 (the end of that line), and before s21 */
-	assert_int_equal(one_record(&x, 23, false, "%r19", UINT32_MAX, PF_HEX32, &res), 0);
+	assert_int_equal(one_record(&x, 23, false, "%r19", UINT32_MAX, PF_HEX32, &res),
+	                 0);
 	probe_result_release(&res);
 	assert_int_equal(one_record(&x, 21, true, "%f7", UINT32_MAX, PF_F32, &res), 0);
 	probe_result_release(&res);
@@ -497,28 +517,29 @@ static void test_probe__positions_refused(void **state)
 
 	/* registers of { } scopes: one that has closed, one hidden by a nearer
 	 * declaration of its name */
-	static const char S[] =
-		".version 8.0\n.target sm_90\n.address_size 64\n"
-		".visible .entry s(.param .u64 o)\n{\n"
-		"\t.reg .b32 %r<4>;\n"
-		"\tmov.u32 %r1, %tid.x;\n"                       /* s0 */
-		"\t{\n\t.reg .b32 t;\n"
-		"\tadd.u32 t, %r1, 1;\n"                         /* s1 */
-		"\tmov.u32 %r2, t;\n"                            /* s2 */
-		"\t}\n"
-		"\t{\n\t.reg .b32 %r1;\n"
-		"\tmov.u32 %r1, 7;\n"                            /* s3 */
-		"\tmov.u32 %r3, %r1;\n"                          /* s4 */
-		"\t}\n"
-		"\tret;\n"                                       /* s5 */
-		"}\n";
+	static const char S[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+	                        ".visible .entry s(.param .u64 o)\n{\n"
+	                        "\t.reg .b32 %r<4>;\n"
+	                        "\tmov.u32 %r1, %tid.x;\n" /* s0 */
+	                        "\t{\n\t.reg .b32 t;\n"
+	                        "\tadd.u32 t, %r1, 1;\n" /* s1 */
+	                        "\tmov.u32 %r2, t;\n"    /* s2 */
+	                        "\t}\n"
+	                        "\t{\n\t.reg .b32 %r1;\n"
+	                        "\tmov.u32 %r1, 7;\n"   /* s3 */
+	                        "\tmov.u32 %r3, %r1;\n" /* s4 */
+	                        "\t}\n"
+	                        "\tret;\n" /* s5 */
+	                        "}\n";
 	kx_open(&x, S);
 	expect_refused(&x, 4, false, "t", "register 't' is not visible after s4");
-	assert_int_equal(one_record(&x, 1, false, "t", 1, PF_HEX32, &res), 0); /* inside its scope */
+	assert_int_equal(one_record(&x, 1, false, "t", 1, PF_HEX32, &res),
+	                 0); /* inside its scope */
 	probe_result_release(&res);
 	/* %r1 defined at s0 (the body's) is hidden inside the second scope */
 	assert_int_equal(one_record(&x, 3, false, "%r1", 0, PF_HEX32, &res), -1);
-	assert_non_null(strstr(err_msg(&x.e), "hidden at the probe by another declaration"));
+	assert_non_null(
+	    strstr(err_msg(&x.e), "hidden at the probe by another declaration"));
 	probe_result_release(&res);
 	/* after s2: the scope closes on the next line, so the record is inside it */
 	assert_int_equal(one_record(&x, 2, false, "%r2", 2, PF_HEX32, &res), 0);
@@ -555,13 +576,17 @@ static void test_probe__reads_and_per_warp(void **state)
 	size_t extra;
 	assert_true(lines_kept(K, t, &extra));
 	assert_non_null(strstr(t, "\t.reg .b64 \t%rd<8>;\n\t.reg .b64 \t%prb0_c<2>;"));
-	assert_non_null(strstr(t, "\tmov.b32 \t%r9, 0;\n\tmov.u64 \t%prb0_c0, %clock64;"));
+	assert_non_null(
+	    strstr(t, "\tmov.b32 \t%r9, 0;\n\tmov.u64 \t%prb0_c0, %clock64;"));
 	assert_non_null(strstr(t, "phase 1 ends here\n\tmov.u64 \t%prb0_c1, %clock64;"));
-	assert_non_null(strstr(t, "\t@%prb0_0_p st.global.b64 \t[%prb0_0_a0+8], %prb0_c1;\n"));
-	assert_non_null(strstr(t, "\t@%prb0_0_p st.global.b32 \t[%prb0_0_a0+16], %r18;\n"));
+	assert_non_null(
+	    strstr(t, "\t@%prb0_0_p st.global.b64 \t[%prb0_0_a0+8], %prb0_c1;\n"));
+	assert_non_null(
+	    strstr(t, "\t@%prb0_0_p st.global.b32 \t[%prb0_0_a0+16], %r18;\n"));
 	Err e = ERR_INIT;
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed", &log, &e);
+	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed",
+	                      &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the reads:\n%s", log.p);
 	sb_release(&log);
@@ -571,7 +596,8 @@ static void test_probe__reads_and_per_warp(void **state)
 	p.recs.v[0].vals.v[0].read_at = 20;
 	memset(&res, 0, sizeof res);
 	assert_int_equal(probe_instrument(&req, &res, &x.e), -1);
-	assert_non_null(strstr(err_msg(&x.e), "'%clock64' is read at before s20, after the record"));
+	assert_non_null(
+	    strstr(err_msg(&x.e), "'%clock64' is read at before s20, after the record"));
 	probe_result_release(&res);
 	probe_plan_release(&p);
 	kx_close(&x);
@@ -583,9 +609,9 @@ static void test_probe__map_onto_a_splice(void **state)
 	Kx x;
 	kx_open(&x, K);
 	ProbePlan p = {0};
-	assert_int_equal(
-	    probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END, PROBE_REGS_LIVE_OUT, &p, &x.e),
-	    0);
+	assert_int_equal(probe_plan_phases(x.df, &x.pl, NULL, PROBE_AT_PHASE_END,
+	                                   PROBE_REGS_LIVE_OUT, &p, &x.e),
+	                 0);
 	probe_plan_sort(&p);
 	/* perturb phase 2: its mma, then a mov and an add of the splicer's own */
 	Recipe rc;
@@ -613,11 +639,14 @@ static void test_probe__map_onto_a_splice(void **state)
 	ProbeCut cut = {15, 15};
 	ProbePlan kept, mapped;
 	ProbeIndexVec dropped = {0};
-	probe_plan_map(&p, match, x.f->nstmt, fs->nstmt, &cut, 1, &kept, &mapped, &dropped);
+	probe_plan_map(&p, match, x.f->nstmt, fs->nstmt, &cut, 1, &kept, &mapped,
+	               &dropped);
 	assert_int_equal(dropped.n, 0);
 	assert_int_equal(mapped.recs.n, 3);
-	assert_int_equal(mapped.recs.v[0].at, 11); /* before the cut: the same statement */
-	assert_int_equal(mapped.recs.v[1].at, 17); /* after the splice's add, not its mma */
+	assert_int_equal(mapped.recs.v[0].at,
+	                 11); /* before the cut: the same statement */
+	assert_int_equal(mapped.recs.v[1].at,
+	                 17); /* after the splice's add, not its mma */
 	assert_int_equal(mapped.recs.v[2].at, 20); /* after the cut: moved by two */
 	assert_string_equal(mapped.recs.v[1].vals.v[0].name, "%r16");
 	/* the spliced record ends the perturb's scope ("}" on its line) and still
@@ -636,7 +665,8 @@ static void test_probe__map_onto_a_splice(void **state)
 
 	/* a cut of phase 1 with its epilogue: phase 1's end falls inside it */
 	ProbeCut cut2 = {10, 14};
-	probe_plan_map(&p, match, x.f->nstmt, fs->nstmt, &cut2, 1, &kept, &mapped, &dropped);
+	probe_plan_map(&p, match, x.f->nstmt, fs->nstmt, &cut2, 1, &kept, &mapped,
+	               &dropped);
 	assert_int_equal(dropped.n, 1);
 	assert_int_equal(dropped.v[0], 0);
 	assert_int_equal(kept.recs.n, 2);
@@ -654,15 +684,15 @@ static void test_probe__map_onto_a_splice(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe__dump_indexing),
-		cmocka_unit_test(test_probe__distances),
-		cmocka_unit_test(test_probe__value_text),
-		cmocka_unit_test(test_probe__compare),
-		cmocka_unit_test(test_probe__plan_from_phases),
-		cmocka_unit_test(test_probe__instrument_inserts_lines),
-		cmocka_unit_test(test_probe__positions_refused),
-		cmocka_unit_test(test_probe__reads_and_per_warp),
-		cmocka_unit_test(test_probe__map_onto_a_splice),
+	    cmocka_unit_test(test_probe__dump_indexing),
+	    cmocka_unit_test(test_probe__distances),
+	    cmocka_unit_test(test_probe__value_text),
+	    cmocka_unit_test(test_probe__compare),
+	    cmocka_unit_test(test_probe__plan_from_phases),
+	    cmocka_unit_test(test_probe__instrument_inserts_lines),
+	    cmocka_unit_test(test_probe__positions_refused),
+	    cmocka_unit_test(test_probe__reads_and_per_warp),
+	    cmocka_unit_test(test_probe__map_onto_a_splice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
