@@ -482,11 +482,25 @@ static int plan_probes(Bisect *b, Err *e)
 		goto out;
 	}
 
-	/* the launch that runs the entry, and the dump's size */
+	/* the launch that runs the entry, and the dump's size: a later launch
+	 * overwrites what an earlier one stored, so the dump is the last one's
+	 * (and launches of other shapes would store outside it: refused) */
 	const MfLaunch *l = NULL;
-	for (size_t i = 0; i < b->mf.nlaunches; i++)
-		if (!strcmp(b->mf.launches[i].entry, b->mf.entry))
-			l = &b->mf.launches[i];
+	for (size_t i = 0; i < b->mf.nlaunches; i++) {
+		const MfLaunch *li = &b->mf.launches[i];
+		if (strcmp(li->entry, b->mf.entry))
+			continue;
+		if (l && (memcmp(l->grid, li->grid, sizeof l->grid) ||
+		          memcmp(l->block, li->block, sizeof l->block))) {
+			err_set(e,
+			        "%s: '%s' is launched with different grids or blocks "
+			        "(launches[%zu]): "
+			        "one dump cannot hold them",
+			        b->mf.path, b->mf.entry, i);
+			goto out;
+		}
+		l = li;
+	}
 	if (!l) {
 		err_set(e, "%s: no launch runs '%s'", b->mf.path, b->mf.entry);
 		goto out;

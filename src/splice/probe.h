@@ -280,8 +280,8 @@ void probe_value_text(ProbeFmt f, uint64_t bits, StrBuf *out);
 typedef struct {
 	uint64_t values;   /* values compared (warps x lanes x values) */
 	uint64_t differ;   /* how many differ */
-	uint64_t max_dist; /* the largest distance (PROBE_DIST_NAN: a NaN) */
-	bool any_nan;
+	uint64_t max_dist; /* the largest distance that is not PROBE_DIST_NAN */
+	bool any_nan;      /* some difference involves a NaN */
 	/* the first difference in (warp, lane, value) order */
 	uint64_t warp;
 	unsigned lane;
