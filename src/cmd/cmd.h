@@ -34,6 +34,8 @@ extern const CmdVerb cmd_recipe_verbs[];
 int cmd_run(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 /* `d4r-splice LAYER --phase N`: the main job (argv[0] is the layer). */
 int cmd_job(int argc, char **argv);
 
