@@ -6,6 +6,12 @@
  *       writes recipes/LAYER/phase-NN.json (refuses to overwrite without
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
  *       overwritten: an existing template is kept and said so)
+ *   recipe new LAYER --phase N --native mma|f16 [options]
+ *       writes a native phase from the phase's facts (splice/native.h):
+ *       recipes/LAYER/phase-NN.json and ptx/LAYER/phase-NN.ptx for mma,
+ *       phase-NN-f16.json and phase-NN-f16.ptx for f16; a template that
+ *       exists is kept when it is the same bytes, and replaced only with
+ *       --force
  *   recipe check RECIPE... [options]
  *       splices each recipe in memory (and runs ptxas on the result with
  *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
@@ -17,6 +23,7 @@
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
+#include "splice/native.h"
 #include "splice/splice.h"
 
 #include <stdio.h>
@@ -27,6 +34,7 @@
 static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe new --module FILE --phase N --template NAME -o FILE",
+	"recipe new LAYER --phase N --native mma|f16 [options]",
 	NULL,
 };
 static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
@@ -50,9 +58,36 @@ typedef struct {
 	           "the function (default: the recipe's, the layer's)"),                 \
 	OPT_STRING(0, "ptx", &(c)->ptx, "DIR", "the templates' folder (default: ptx/)")
 
+/* Writes the template of a native phase at tpath: a new file, the same
+ * bytes (kept), or other bytes (replaced only with force). */
+static int write_native_template(const char *tpath, const StrBuf *tt, bool force, Err *e)
+{
+	char *old = NULL;
+	size_t n = 0;
+	Err ignore = ERR_INIT;
+	bool have = exists(tpath) && read_file(tpath, &old, &n, &ignore) == 0;
+	err_release(&ignore);
+	bool same = have && n == tt->n && !memcmp(old, tt->p, n);
+	free(old);
+	if (same) {
+		fprintf(stderr, "template:  %s unchanged\n", tpath);
+		return 0;
+	}
+	if (have && !force)
+		return err_set(e, "'%s' exists and differs from the phase's native template "
+		                  "(--force replaces it)", tpath);
+	char *td = layout_dir_of(tpath);
+	int mk = mkdir_p(td, e);
+	free(td);
+	if (mk < 0 || write_file_atomic(tpath, tt->p, tt->n, e) < 0)
+		return -1;
+	fprintf(stderr, "template:  wrote %s\n", tpath);
+	return 0;
+}
+
 static int recipe_new(int argc, char **argv)
 {
-	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL;
+	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
 	unsigned phase_n = 0;
 	bool force = false;
 	Common c = {0};
@@ -64,6 +99,8 @@ static int recipe_new(int argc, char **argv)
 		           "the recipe file (default recipes/LAYER/phase-NN.json)"),
 		OPT_STRING(0, "template", &tname_opt, "NAME",
 		           "the template file under ptx/, or identity or perturb"),
+		OPT_CHOICE(0, "native", &native, "mma|f16",
+		           "write the native phase from its facts, in this form"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "force", &force, "overwrite an existing recipe"),
 		OPT_END(),
@@ -87,6 +124,14 @@ static int recipe_new(int argc, char **argv)
 	if (force && !strcmp(out_opt ? out_opt : "", "-"))
 		return opt_fail(&op, "option '%s' cannot be used with '-o -'",
 		                opt_given(&op, "force"));
+	if (native && (builtin || strcmp(cut, "phase")))
+		return opt_fail(&op, "option '%s' writes a phase's own template: it cannot be used "
+		                     "with %s", opt_given(&op, "native"),
+		                builtin ? "a built-in template" : "'--cut=phase+epilogue'");
+	if (native && !strcmp(out_opt ? out_opt : "", "-"))
+		return opt_fail(&op, "option '%s' writes a template beside the recipe: it cannot "
+		                     "be used with '-o -'", opt_given(&op, "native"));
+	const char *variant = native && !strcmp(native, "f16") ? "f16" : NULL;
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -109,7 +154,8 @@ static int recipe_new(int argc, char **argv)
 		layer_dir = layout_layer_dir(layer, &e);
 		if (!layer_dir)
 			goto fail;
-		out_path = layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
+		out_path = native ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
+		                  : layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
 	}
 	if (strcmp(out_path, "-") && exists(out_path) && !force) {
 		err_set(&e, "'%s' exists (--force overwrites it)", out_path);
@@ -117,37 +163,66 @@ static int recipe_new(int argc, char **argv)
 	}
 	if (tname_opt)
 		tname = xstrdup(tname_opt);
-	else /* layer is set: checked above */
-		tname = layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
+	else if (native && !layer) {
+		/* the template beside the recipe, named after it */
+		const char *b = strrchr(out_path, '/');
+		b = b ? b + 1 : out_path;
+		size_t n = strlen(b);
+		if (n > 5 && !strcmp(b + n - 5, ".json"))
+			n -= 5;
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "./%.*s.ptx", (int)n, b);
+		tname = sb.p;
+	} else /* layer is set: checked above */
+		tname = native ? layout_template_variant(layer, (unsigned)phase, variant)
+		               : layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
 	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
-	ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
-	                      strcmp(cut, "phase") != 0, 0, 0};
-	if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
-		goto fail;
+	if (native) {
+		NativeRequest nr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
+		                    (NativeForm)native_form_parse(native)};
+		if (splice_native(&nr, &rj, &tt, &sum, &e) < 0)
+			goto fail;
+	} else {
+		ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
+		                      strcmp(cut, "phase") != 0, 0, 0};
+		if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
+			goto fail;
+	}
 	if (builtin) {
 		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
 		goto write_recipe;
 	}
-	/* the template skeleton, beside the other templates, never overwritten */
-	if (c.ptx)
-		root = xstrdup(c.ptx);
-	else {
-		char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
-		root = layout_ptx_root(d);
+	/* the template skeleton, beside the other templates, never overwritten;
+	 * a native template named "./NAME" goes beside its recipe */
+	if (native && (!strncmp(tname, "./", 2) || !strncmp(tname, "../", 3) || tname[0] == '/')) {
+		char *d = layout_dir_of(out_path);
+		tpath = tname[0] == '/' ? xstrdup(tname) : layout_join(d, tname);
 		free(d);
+	} else {
+		if (c.ptx)
+			root = xstrdup(c.ptx);
+		else {
+			char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
+			root = layout_ptx_root(d);
+			free(d);
+		}
+		if (!root) {
+			err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)",
+			        out_path);
+			goto fail;
+		}
+		tpath = layout_join(root, tname);
 	}
-	if (!root) {
-		err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)", out_path);
-		goto fail;
-	}
-	tpath = layout_join(root, tname);
 	fprintf(stderr, "%s", sum.p);
-	if (exists(tpath)) {
+	if (native) {
+		if (write_native_template(tpath, &tt, force, &e) < 0)
+			goto fail;
+	} else if (exists(tpath)) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
 	} else {
 		char *td = layout_dir_of(tpath);
