@@ -65,5 +65,8 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b);
 #include "base/strbuf.h"
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);
+/* --variant NAME: letters, digits and '_' (NULL passes); prints the
+ * message and returns EXIT_ERROR otherwise, else 0. */
+int cmd_check_variant(const char *variant);
 
 #endif

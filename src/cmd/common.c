@@ -129,3 +129,17 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b)
 	return 0;
 }
 
+
+int cmd_check_variant(const char *variant)
+{
+	if (!variant)
+		return 0;
+	bool ok = *variant != 0;
+	for (const char *p = variant; *p; p++)
+		ok &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_';
+	if (ok)
+		return 0;
+	return cmd_fail("option '--variant': '%s' is not a variant name (letters, digits and '_')",
+	                variant);
+}
