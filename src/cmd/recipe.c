@@ -14,7 +14,8 @@
  *       --force
  *   recipe check RECIPE... [options]
  *       splices each recipe in memory (and runs ptxas on the result with
- *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
+ *       --check=ptxas), on --jobs threads, the lines in the order given;
+ *       writes nothing; exit 0 when all pass, 2 otherwise
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -26,6 +27,7 @@
 #include "splice/native.h"
 #include "splice/splice.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,7 +261,8 @@ done:
 	return rc;
 }
 
-static int check_one(const char *path, const Common *c, int ptxas)
+/* One recipe: its line into `out`, its reasons into `err`. */
+static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err)
 {
 	Err e = ERR_INIT;
 	Recipe r;
@@ -308,13 +311,13 @@ static int check_one(const char *path, const Common *c, int ptxas)
 		}
 		verdict = ", ptxas ok";
 	}
-	printf("ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
-	       res.last, res.mma, res.template_name, res.n_live_in, res.n_live_out, verdict);
+	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
+	        res.last, res.mma, res.template_name, res.n_live_in, res.n_live_out, verdict);
 	rc = EXIT_OK;
 	goto done;
 fail:
-	printf("FAIL  %s\n", path);
-	fprintf(stderr, "d4r-splice: recipe check: %s\n", err_msg(&e));
+	sb_addf(out, "FAIL  %s\n", path);
+	sb_addf(err, "d4r-splice: recipe check: %s\n", err_msg(&e));
 done:
 	splice_result_release(&res);
 	sb_release(&log);
@@ -329,11 +332,37 @@ done:
 	return rc;
 }
 
+/* The recipes of one `recipe check`, handed out to --jobs threads. */
+typedef struct {
+	char **paths;
+	size_t n;
+	const Common *c;
+	int ptxas;
+	StrBuf *out, *err;
+	int *rc;
+	pthread_mutex_t lock;
+	size_t next;
+} CheckQueue;
+
+static void *check_worker(void *arg)
+{
+	CheckQueue *q = arg;
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		size_t i = q->next++;
+		pthread_mutex_unlock(&q->lock);
+		if (i >= q->n)
+			return NULL;
+		q->rc[i] = check_one(q->paths[i], q->c, q->ptxas, &q->out[i], &q->err[i]);
+	}
+}
+
 static int recipe_check(int argc, char **argv)
 {
 	Common c = {0};
 	const char *check = "none";
 	OptArch arch = {0};
+	unsigned jobs = 1;
 	int n = 0, failed = 0;
 	const Opt opts[] = {
 		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
@@ -341,6 +370,8 @@ static int recipe_check(int argc, char **argv)
 		OPT_ALIAS("ptxas", "check=ptxas", NULL),
 		OPT_CALLBACK(0, "arch", &arch, "sm_XX", opt_arch,
 		             "with --check=ptxas: the target (default .target)"),
+		OPT_UINT(0, "jobs", &jobs, "N", 1, 256,
+		         "check N recipes at a time (default 1)"),
 		COMMON_OPTS(&c),
 		OPT_END(),
 	};
@@ -355,10 +386,32 @@ static int recipe_check(int argc, char **argv)
 		                opt_given(&op, "arch"));
 	c.arch = opt_given(&op, "arch") ? arch.name : NULL;
 	bool ptxas = !strcmp(check, "ptxas");
+	StrBuf *out = xcalloc((size_t)nargs, sizeof(StrBuf)), *err = xcalloc((size_t)nargs, sizeof(StrBuf));
+	int *rcs = xcalloc((size_t)nargs, sizeof(int));
+	CheckQueue q = {argv, (size_t)nargs, &c, ptxas, out, err, rcs, PTHREAD_MUTEX_INITIALIZER, 0};
+	if (jobs > (unsigned)nargs)
+		jobs = (unsigned)nargs;
+	pthread_t *th = xcalloc(jobs, sizeof(pthread_t));
+	unsigned started = 0;
+	for (unsigned j = 1; j < jobs; j++)
+		if (pthread_create(&th[started], NULL, check_worker, &q) == 0)
+			started++;
+	check_worker(&q);
+	for (unsigned j = 0; j < started; j++)
+		pthread_join(th[j], NULL);
+	free(th);
 	for (int i = 0; i < nargs; i++) {
 		n++;
-		failed += check_one(argv[i], &c, ptxas) != EXIT_OK;
+		failed += rcs[i] != EXIT_OK;
+		fputs(out[i].p ? out[i].p : "", stdout);
+		fflush(stdout);
+		fputs(err[i].p ? err[i].p : "", stderr);
+		sb_release(&out[i]);
+		sb_release(&err[i]);
 	}
+	free(out);
+	free(err);
+	free(rcs);
 	fflush(stdout);
 	if (n > 1)
 		fprintf(stderr, "%d recipes, %d failed\n", n, failed);
