@@ -37,6 +37,7 @@ static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe new --module FILE --phase N --template NAME -o FILE",
 	"recipe new LAYER --phase N --native mma|f16 [options]",
+	"recipe new --module FILE --phase N --native mma|f16 -o FILE",
 	NULL,
 };
 static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
@@ -115,9 +116,10 @@ static int recipe_new(int argc, char **argv)
 		return EXIT_ERROR;
 	const char *layer = nargs ? argv[0] : NULL;
 	long phase = phase_n ? (long)phase_n : -1;
-	if ((!layer && !(c.module && out_opt && tname_opt)) || phase < 0)
+	if ((!layer && !(c.module && out_opt && (tname_opt || native))) || phase < 0)
 		return opt_usage_error(&op, "give LAYER and --phase N (or --module, "
-		                            "--template and -o instead of LAYER)");
+		                            "--template and -o instead of LAYER; with "
+		                            "--native, --template may be left out)");
 	bool builtin = tname_opt && (!strcmp(tname_opt, "identity") || !strcmp(tname_opt, "perturb"));
 	/* no skeleton to write for a built-in template, no file to keep on stdout */
 	if (builtin && opt_given(&op, "ptx"))
@@ -203,7 +205,9 @@ static int recipe_new(int argc, char **argv)
 	 * a native template named "./NAME" goes beside its recipe */
 	if (native && (!strncmp(tname, "./", 2) || !strncmp(tname, "../", 3) || tname[0] == '/')) {
 		char *d = layout_dir_of(out_path);
-		tpath = tname[0] == '/' ? xstrdup(tname) : layout_join(d, tname);
+		tpath = tname[0] == '/'            ? xstrdup(tname)
+		        : !strncmp(tname, "./", 2) ? layout_join(d, tname + 2)
+		                                   : layout_join(d, tname);
 		free(d);
 	} else {
 		if (c.ptx)
