@@ -172,7 +172,7 @@ static void group_roles(const Dataflow *df, const PhaseOperands *po, NamedVec *n
 		for (size_t k = 0; k < l->members.n; k++) {
 			Named *y = &nm->v[l->members.v[k]];
 			free(y->formal);
-			char buf[32];
+			char buf[48];
 			snprintf(buf, sizeof buf, "%s[%zu]", l->name, k);
 			y->formal = xstrdup(buf);
 		}
