@@ -48,7 +48,7 @@
  *  - What the generator cannot prove it does not write: an operand it
  *    cannot place becomes an input; what it cannot express (another
  *    instruction, a guarded mma, operand shapes of another size) is refused
- *    with the statement and the reason.  Every other groupings of the f16
+ *    with the statement and the reason.  Every other grouping of the f16
  *    arithmetic is wrong in the last bit, so the f16 form takes exactly one
  *    opcode.
  */
@@ -109,6 +109,7 @@ typedef struct {
 	char zero_type[4][24];
 	char zero_name[4][16];
 	const char *z32; /* f16 form: the .b32 zero */
+	size_t *order;   /* the loads in statement order */
 	StrBuf err;      /* first refusal */
 } Gen;
 
@@ -270,7 +271,7 @@ static bool in_live_out(const CutInterface *cut, uint32_t reg)
 	return false;
 }
 
-static int plan(Gen *g, const CutInterface *cut, NativeForm form)
+static int plan(Gen *g, const CutInterface *cut)
 {
 	const PhaseOperands *po = g->po;
 	const Module *m = df_module(g->df);
@@ -280,7 +281,7 @@ static int plan(Gen *g, const CutInterface *cut, NativeForm form)
 	g->lname = xcalloc(po->loads.n + 1, sizeof(char **));
 	/* the loads issued again, in statement order: their base formals and
 	 * destination locals */
-	size_t *order = xcalloc(po->loads.n + 1, sizeof(size_t));
+	size_t *order = g->order = xcalloc(po->loads.n + 1, sizeof(size_t));
 	for (size_t i = 0; i < po->loads.n; i++)
 		order[i] = i;
 	for (size_t i = 1; i < po->loads.n; i++)
@@ -318,7 +319,6 @@ static int plan(Gen *g, const CutInterface *cut, NativeForm form)
 			    g, prefix, reg_info(g, (uint32_t)df_opd_reg(g->df, k))->type);
 		}
 	}
-	free(order);
 	/* D words: the output list or a local */
 	GFormal *dout = NULL;
 	for (size_t i = 0; i < po->mma.n; i++) {
@@ -377,7 +377,6 @@ static int plan(Gen *g, const CutInterface *cut, NativeForm form)
 				              reg_info(g, fm->regs.v[k])->bits);
 			}
 	}
-	(void)form;
 	return 0;
 }
 
@@ -713,7 +712,7 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	g.po = &po;
 	if (req->form == NATIVE_F16)
 		g.z32 = zero_of(&g, str_c(".b32"));
-	if (check_phase(&g, req->form) < 0 || plan(&g, &cut, req->form) < 0) {
+	if (check_phase(&g, req->form) < 0 || plan(&g, &cut) < 0) {
 		err_set(e, "phase %u (s%u..s%u), %s form: %s", req->phase, first, last,
 		        form_name, g.err.p);
 		goto out;
@@ -725,44 +724,34 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	/* ---- the body first: the f16 form's decoded values are counted in it */
 	StrBuf body = STRBUF_INIT;
 	VEC(uint32_t) reloads = {0};
-	for (uint32_t st = 0; st < f->nstmt; st++) /* statement order */
-		for (size_t i = 0; i < po.loads.n; i++)
-			if (g.reload[i] && po.loads.v[i].stmt == st) {
-				const OpdLoad *l = &po.loads.v[i];
-				const Stmt *ls = func_stmt(m, f, l->stmt);
-				Str op = stmt_opcode(m, ls);
-				const Operand *d = stmt_opd(m, ls, 0);
-				sb_addf(&body, "\t%.*s \t%s", (int)op.n, op.p,
-				        d->kind == OPD_VEC ? "{" : "");
-				for (uint32_t k = 0; k < l->ndest; k++)
-					sb_addf(&body, "%s%s", k ? ", " : "",
-					        g.lname[i][k]);
-				char *base = NULL;
-				for (size_t q = 0; q < g.formals.n && !base; q++)
-					if (!g.formals.v[q].list &&
-					    g.formals.v[q].regs.v[0] ==
-					        (uint32_t)l->base_reg)
-						base = g.formals.v[q].name;
-				sb_addf(&body, "%s, [%%{%s}",
-				        d->kind == OPD_VEC ? "}" : "", base);
-				if (l->disp)
-					sb_addf(&body, "+%lld", (long long)l->disp);
-				sb_addf(&body, "];\t// s%u\n", l->stmt);
-				VEC_PUSH(reloads, l->stmt);
-			}
-	for (uint32_t i = 0; i < g.nzero; i++) {
-		Str t = str_c(g.zero_type[i]);
-		bool fl = t.n > 1 && t.p[1] == 'f';
-		uint32_t bits = ptx_type_bits(t.p, t.n);
-		sb_addf(&body, "\tmov%s \t%s, %s;\n",
-		        fl           ? g.zero_type[i]
-		        : bits == 64 ? ".b64"
-		                     : ".b32",
-		        g.zero_name[i],
-		        !fl          ? "0"
-		        : bits == 64 ? "0d0000000000000000"
-		                     : "0f00000000");
-	}
+	for (size_t oi = 0; oi < po.loads.n; oi++) /* statement order */
+		if (g.reload[g.order[oi]]) {
+			size_t i = g.order[oi];
+			const OpdLoad *l = &po.loads.v[i];
+			const Stmt *ls = func_stmt(m, f, l->stmt);
+			Str op = stmt_opcode(m, ls);
+			const Operand *d = stmt_opd(m, ls, 0);
+			sb_addf(&body, "\t%.*s \t%s", (int)op.n, op.p,
+			        d->kind == OPD_VEC ? "{" : "");
+			for (uint32_t k = 0; k < l->ndest; k++)
+				sb_addf(&body, "%s%s", k ? ", " : "", g.lname[i][k]);
+			char *base = NULL;
+			for (size_t q = 0; q < g.formals.n && !base; q++)
+				if (!g.formals.v[q].list &&
+				    g.formals.v[q].regs.v[0] == (uint32_t)l->base_reg)
+					base = g.formals.v[q].name;
+			sb_addf(&body, "%s, [%%{%s}", d->kind == OPD_VEC ? "}" : "",
+			        base);
+			if (l->disp)
+				sb_addf(&body, "+%lld", (long long)l->disp);
+			sb_addf(&body, "];\t// s%u\n", l->stmt);
+			VEC_PUSH(reloads, l->stmt);
+		}
+	/* a bit-size mov fits a register of any type of its width */
+	for (uint32_t i = 0; i < g.nzero; i++)
+		sb_addf(&body, "\tmov.b%u \t%s, 0;\n",
+		        ptx_type_bits(g.zero_type[i], strlen(g.zero_type[i])),
+		        g.zero_name[i]);
 	unsigned ndecoded = 0;
 	if (req->form == NATIVE_MMA)
 		for (size_t i = 0; i < po.mma.n; i++) {
@@ -975,6 +964,7 @@ out:
 	}
 	free(g.lname);
 	free(g.reload);
+	free(g.order);
 	for (size_t i = 0; i < g.formals.n; i++)
 		VEC_FREE(g.formals.v[i].regs);
 	VEC_FREE(g.formals);
