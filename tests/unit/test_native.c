@@ -18,6 +18,7 @@
 
 #include "ana/ana.h"
 #include "base/file.h"
+#include "base/sha256.h"
 #include "ptx/parse.h"
 #include "splice/multi.h"
 #include "splice/native.h"
@@ -584,6 +585,81 @@ static void test_native__splice_many(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Phase 1's D is read by nothing after it; a template of phase 2 that reads
+ * it as an input would read what phase 1's template need not write. */
+static const char KX[] = BODY_HEAD
+	"\tmov.b32 %r10, 0;\n"                                                         /* s6 */
+	"\t" E4M3 " {%r11, %r12}, {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r10, %r10};\n"  /* s7 */
+	"\tadd.s32 %r20, %r10, 1;\n"                                                   /* s8 */
+	"\t" E4M3 " {%r13, %r14}, {%r2, %r3, %r4, %r5}, {%r8, %r9}, {%r10, %r10};\n"  /* s9 */
+	"\tst.global.v2.u32 [%rd2], {%r13, %r14};\n"                                   /* s10 */
+	"\tst.global.u32 [%rd2+8], %r20;\n"                                            /* s11 */
+	"\tret;\n"
+	"}\n";
+
+static void test_native__splice_many_inputs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/d4r-test-native-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	Module *m = parse(KX);
+	Err e = ERR_INIT;
+	write_file(dir, "p2.ptx",
+	           "//! in    .b32 x\n"
+	           "//! in    .b32 a[4]\n"
+	           "//! in    .b32 b[2]\n"
+	           "//! in    .b32 z\n"
+	           "//! out   .b32 d[2]\n"
+	           "\t" E4M3 " {%{d[0]}, %{d[1]}}, {%{a[0]}, %{a[1]}, %{a[2]}, %{a[3]}}, "
+	           "{%{b[0]}, %{b[1]}}, {%{z}, %{x}};\n");
+	char p1[600], p2[600];
+	snprintf(p1, sizeof p1, "%s/p1.json", dir);
+	snprintf(p2, sizeof p2, "%s/p2.json", dir);
+	static const char r1[] = "{\"cut\": {\"phase\": 1}, \"template\": \"identity\", "
+	                         "\"guards\": {\"sha256\": \"%s\"}}";
+	static const char r2[] =
+		"{\"cut\": {\"phase\": 2}, \"template\": \"./p2.ptx\", \"bind\": {\"x\": \"%%r11\", "
+		"\"a\": [\"%%r2\", \"%%r3\", \"%%r4\", \"%%r5\"], \"b\": [\"%%r8\", \"%%r9\"], "
+		"\"z\": \"%%r10\", \"d\": [\"%%r13\", \"%%r14\"]}, \"guards\": {\"sha256\": \"%s\"}}";
+	char t[2048], hex1[65], hex2[65];
+	StrBuf txt = STRBUF_INIT;
+	splice_cut_text(m, &m->funcs.v[0], 7, 7, &txt);
+	sha256_hex(txt.p, txt.n, hex1);
+	sb_reset(&txt);
+	splice_cut_text(m, &m->funcs.v[0], 9, 9, &txt);
+	sha256_hex(txt.p, txt.n, hex2);
+	sb_release(&txt);
+	Recipe r[2];
+	snprintf(t, sizeof t, r1, hex1);
+	if (rcp_parse(p1, t, strlen(t), &r[0], &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	snprintf(t, sizeof t, r2, hex2);
+	if (rcp_parse(p2, t, strlen(t), &r[1], &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	/* alone, phase 2's recipe splices: %r11 is defined before its cut */
+	SpliceRequest sr = {m, "k", &r[1], NULL, false, 0};
+	SpliceResult one;
+	memset(&one, 0, sizeof one);
+	if (splice_run(&sr, &one, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	splice_result_release(&one);
+	/* with phase 1 cut too, %r11 comes from inside that cut, dead after it */
+	const Recipe *two[2] = {&r[0], &r[1]};
+	SpliceManyRequest req = {m, "k", two, 2, NULL, false};
+	SpliceManyResult res = {0};
+	assert_int_equal(splice_many(&req, &res, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "input '%r11' ('bind.x') is defined at s7, inside the "
+	                                    "cut of"));
+	splice_many_release(&res);
+	rcp_release(&r[0]);
+	rcp_release(&r[1]);
+	mod_free(m);
+	err_release(&e);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_native__inputs_and_refusals),
 		cmocka_unit_test(test_native__phase_list),
 		cmocka_unit_test(test_native__splice_many),
+		cmocka_unit_test(test_native__splice_many_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
