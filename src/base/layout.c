@@ -189,6 +189,26 @@ char *layout_template_name(const char *layer, unsigned phase, bool epilogue)
 	return p;
 }
 
+char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *variant)
+{
+	if (!variant || !*variant)
+		return layout_recipe_file(layer_dir, phase, false);
+	size_t n = strlen(layer_dir) + strlen(variant) + 32;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/phase-%02u-%s.json", layer_dir, phase, variant);
+	return p;
+}
+
+char *layout_template_variant(const char *layer, unsigned phase, const char *variant)
+{
+	if (!variant || !*variant)
+		return layout_template_name(layer, phase, false);
+	size_t n = strlen(layer) + strlen(variant) + 40;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/phase-%02u-%s.ptx", layer, phase, variant);
+	return p;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -3,7 +3,9 @@
  *
  *     recipes/LAYER/layer.json     the layer's launch manifest
  *     recipes/LAYER/NAME.json      its recipes; phase-NN.json and
- *                                  phase-NN-epi.json by phase number
+ *                                  phase-NN-epi.json by phase number, and
+ *                                  phase-NN-VARIANT.json for a variant
+ *                                  of the phase (phase-08-f16.json)
  *     corpus/                      the vendor modules and oracle frames that
  *                                  manifests and recipes name, relative to it
  *     ptx/                         the templates recipes name ("enc4/phase-08.ptx")
@@ -84,6 +86,12 @@ char *layout_recipe_file(const char *layer_dir, unsigned phase, bool epilogue);
 /* The template a recipe of phase N is written with: LAYER/phase-NN.ptx
  * (-epi as above), a name under ptx/.  Malloc'd. */
 char *layout_template_name(const char *layer, unsigned phase, bool epilogue);
+
+/* The recipe of phase N in the variant VARIANT ("f16"): DIR/phase-NN-f16.json;
+ * with no variant (NULL or ""), layout_recipe_file's.  Malloc'd. */
+char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *variant);
+/* Its template: LAYER/phase-NN-f16.ptx (no variant: LAYER/phase-NN.ptx). */
+char *layout_template_variant(const char *layer, unsigned phase, const char *variant);
 
 /*
  * Every recipe in a layer folder: its .json files but layer.json, as

@@ -72,5 +72,8 @@ void cmd_recipe_inputs(const Recipe *r, const char *ptx_root);
 #include "base/strbuf.h"
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);
+/* --variant NAME: letters, digits and '_' (NULL passes); prints the
+ * message and returns EXIT_ERROR otherwise, else 0. */
+int cmd_check_variant(const char *variant);
 
 #endif

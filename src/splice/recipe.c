@@ -141,9 +141,61 @@ static int parse_bind(JsonDoc *d, const cJSON *c, Recipe *r)
 	return 0;
 }
 
+static int part(JsonDoc *d, const cJSON *root, const char *key,
+                int (*parse)(JsonDoc *, const cJSON *, Recipe *), Recipe *r);
+
+/* 64 hex digits, lower-cased in place; false otherwise */
+static bool hex64(char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch >= 'A' && ch <= 'F')
+			s[i] = (char)(ch | 32);
+		else if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return false;
+	}
+	return n == 64;
+}
+
+/* guards.reloads: {"stmts": [N, ...], "sha256": "<hex>"} */
+static int parse_reloads(JsonDoc *d, const cJSON *c, Recipe *r)
+{
+	static const char *const keys[] = {"stmts", "sha256", NULL};
+	if (json_object(d, c) < 0 || json_keys(d, c, keys) < 0)
+		return -1;
+	const cJSON *st = json_member(d, c, "stmts", JSON_REQUIRED);
+	if (!st)
+		return -1;
+	size_t mark = json_push(d, "stmts");
+	if (!cJSON_IsArray(st) || !cJSON_GetArraySize(st)) {
+		json_bad(d, "expected a non-empty list of statement numbers");
+		json_pop(d, mark);
+		return -1;
+	}
+	uint32_t i = 0;
+	for (const cJSON *x = st->child; x; x = x->next, i++) {
+		int64_t v;
+		size_t m2 = json_push_index(d, i);
+		int rc = json_int(d, x, 0, 4e9, &v);
+		json_pop(d, m2);
+		if (rc < 0) {
+			json_pop(d, mark);
+			return -1;
+		}
+		VEC_PUSH(r->reloads, (uint32_t)v);
+	}
+	json_pop(d, mark);
+	if (json_get_string(d, c, "sha256", JSON_REQUIRED, &r->reloads_sha256) < 0)
+		return -1;
+	if (!hex64(r->reloads_sha256))
+		return json_bad_at(d, "sha256", "expected 64 hex digits");
+	return 0;
+}
+
 static int parse_guards(JsonDoc *d, const cJSON *c, Recipe *r)
 {
-	static const char *const keys[] = {"mma", "sha256", "first", "last", NULL};
+	static const char *const keys[] = {"mma", "sha256", "first", "last", "reloads", NULL};
 	if (json_object(d, c) < 0 || json_keys(d, c, keys) < 0)
 		return -1;
 	int64_t v;
@@ -155,7 +207,8 @@ static int parse_guards(JsonDoc *d, const cJSON *c, Recipe *r)
 	}
 	if (json_get_string(d, c, "sha256", JSON_OPTIONAL, &r->sha256) < 0 ||
 	    json_get_string(d, c, "first", JSON_OPTIONAL, &r->first_re) < 0 ||
-	    json_get_string(d, c, "last", JSON_OPTIONAL, &r->last_re) < 0)
+	    json_get_string(d, c, "last", JSON_OPTIONAL, &r->last_re) < 0 ||
+	    part(d, c, "reloads", parse_reloads, r) < 0)
 		return -1;
 	if (r->sha256) {
 		size_t n = strlen(r->sha256);
@@ -280,6 +333,8 @@ void rcp_release(Recipe *r)
 	free(r->sha256);
 	free(r->first_re);
 	free(r->last_re);
+	VEC_FREE(r->reloads);
+	free(r->reloads_sha256);
 	memset(r, 0, sizeof(*r));
 }
 

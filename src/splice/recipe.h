@@ -11,7 +11,8 @@
  *     "template": "enc4/phase-08.ptx" | "./local.ptx" | "identity" | "perturb",
  *     "params": {"NAME": 123, ...},
  *     "bind": {"formal": "%r123" | ["%r1", "%r2", ...], ...},
- *     "guards": {"mma": 24, "sha256": "<hex>", "first": "PCRE2", "last": "PCRE2"},
+ *     "guards": {"mma": 24, "sha256": "<hex>", "first": "PCRE2", "last": "PCRE2",
+ *                "reloads": {"stmts": [7548, ...], "sha256": "<hex>"}},
  *     "interface": {...},   (written by `recipe new`, ignored on load)
  *     "note": "..." }
  *
@@ -58,6 +59,10 @@ typedef struct {
 	uint32_t mma;
 	char *sha256;         /* 64 hex digits, lower case; NULL if absent */
 	char *first_re, *last_re;
+	/* reloads: statements before the cut whose loads the template issues
+	 * again, and the sha256 of their normalised text joined by '\n' */
+	VEC(uint32_t) reloads;
+	char *reloads_sha256;
 } Recipe;
 
 /* Reads and checks a recipe file.  Returns 0, or -1 with "path: JSON-PATH:

@@ -127,9 +127,9 @@ static void reg_adds(Region *r, const char *s)
  * ranges and .reg parameters included) starts with, so no name it declares,
  * under any naming scheme, can equal a name made with it: PTX registers
  * are declared before use and belong to their function. */
-static void fresh_prefix(const Module *m, const Func *f, char out[32])
+static void fresh_prefix(const Module *m, const Func *f, unsigned from, char out[32])
 {
-	for (unsigned n = 0;; n++) {
+	for (unsigned n = from;; n++) {
 		snprintf(out, 32, "%%spl%u_", n);
 		size_t k = strlen(out);
 		bool taken = false;
@@ -235,6 +235,56 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 	sb_release(&bad);
 	sb_release(&fs);
 	sb_release(&ls);
+	return rc;
+}
+
+/* guards.reloads: the loads the template issues again are the ones the
+ * recipe was written against (their text), and loading them again at the
+ * cut still reads what they read (ana_reload_check), so a reload is never
+ * spliced on facts that no longer hold. */
+static int check_reloads(Dataflow *df, const Recipe *r, uint32_t first, Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	StrBuf text = STRBUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < r->reloads.n && !rc; i++) {
+		if (r->reloads.v[i] >= first)
+			rc = err_set(e, "%s: 'guards.reloads': s%u is not before the cut (s%u)", r->path,
+			             r->reloads.v[i], first);
+		else {
+			if (i)
+				sb_addc(&text, '\n');
+			stmt_normalized(m, st(m, f, r->reloads.v[i]), &text);
+		}
+	}
+	char hex[65];
+	sha256_hex(text.p ? text.p : "", text.n, hex);
+	if (!rc && strcmp(hex, r->reloads_sha256)) {
+		StrBuf one = STRBUF_INIT;
+		one_stmt(m, f, r->reloads.v[0], &one);
+		rc = err_set(e, "%s: stale recipe: the loads its template issues again (guards.reloads) "
+		             "are not the module's\n  sha256: expected %s\n          found    %s\n"
+		             "  first of them: %s", r->path, r->reloads_sha256, hex, one.p);
+		sb_release(&one);
+	}
+	for (size_t i = 0; i < r->reloads.n && !rc; i++) {
+		OpdLoad l;
+		if (ana_reload_check(df, r->reloads.v[i], first, &l) < 0 || !l.reload_safe) {
+			StrBuf one = STRBUF_INIT;
+			one_stmt(m, f, r->reloads.v[i], &one);
+			rc = err_set(e, "%s: 'guards.reloads': loading %s again at the cut (s%u) is not "
+			             "safe: %s", r->path, one.p, first, l.why ? l.why : "it is not a load");
+			if (l.blocker >= 0) {
+				sb_reset(&one);
+				one_stmt(m, f, (uint32_t)l.blocker, &one);
+				err_note(e, "  at %s", one.p);
+			}
+			sb_release(&one);
+		}
+		VEC_FREE(l.checked);
+	}
+	sb_release(&text);
 	return rc;
 }
 
@@ -816,6 +866,8 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	res->last_line = st(m, f, last)->line;
 	if (check_guards(m, f, r, first, last, res, e) < 0)
 		goto out;
+	if (r->reloads.n && check_reloads(df, r, first, e) < 0)
+		goto out;
 	if (check_braces(m, f, first, last, r->path, e) < 0)
 		goto out;
 	const Label *lab = label_inside(m, f, first, last);
@@ -858,7 +910,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		res->forced = true;
 	}
 
-	fresh_prefix(m, f, res->prefix);
+	fresh_prefix(m, f, req->prefix_from, res->prefix);
 	bool scoped = !lab;
 	char head[512];
 	snprintf(head, sizeof head, "%s// d4r-splice: begin %s for s%u..s%u (fresh prefix %s)\n",

@@ -41,6 +41,9 @@ typedef struct {
 	bool force;             /* splice a cut with a read/write dependency (or
 	                           effects the template does not declare) anyway,
 	                           with a PTX comment saying so */
+	unsigned prefix_from;   /* the fresh prefix is the first free %splN_ with
+	                           N >= prefix_from (splice_many gives each cut its
+	                           own) */
 } SpliceRequest;
 
 /* What one output line of the spliced region came from. */

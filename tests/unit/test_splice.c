@@ -295,7 +295,7 @@ static void test_splice__recipe_parse(void **state)
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha\": \"x\"}}",
 	                    "r.json: guards: unknown key 'sha' (expected one of 'mma', 'sha256', "
-	                    "'first', 'last')");
+	                    "'first', 'last', 'reloads')");
 	expect_recipe_error("{\"cut\": {\"stmts\": [5, 2]}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\"}}", "r.json: cut.stmts: first 5 is after last 2");
 	expect_recipe_error("{\"cut\": {\"phase\": 0}, \"template\": \"identity\"}",
