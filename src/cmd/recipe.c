@@ -39,6 +39,7 @@ static const char *const usage_new[] = {
 	"recipe new --module FILE --phase N --template NAME -o FILE",
 	"recipe new LAYER --phase N --native mma|f16 [options]",
 	"recipe new --module FILE --phase N --native mma|f16 -o FILE",
+	"recipe new (LAYER | --module FILE) --stmts A:B --template NAME -o FILE",
 	NULL,
 };
 static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
@@ -92,6 +93,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 static int recipe_new(int argc, char **argv)
 {
 	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
+	const char *stmts = NULL;
 	unsigned phase_n = 0;
 	bool force = false;
 	Common c = {0};
@@ -99,6 +101,8 @@ static int recipe_new(int argc, char **argv)
 		OPT_PHASE(&phase_n, "the phase to cut"),
 		OPT_CHOICE(0, "cut", &cut, "phase|phase+epilogue",
 		           "the phase alone (default), or with its epilogue"),
+		OPT_STRING(0, "stmts", &stmts, "A:B",
+		           "cut statements sA..sB instead of a phase (with --template and -o)"),
 		OPT_STRING('o', "output", &out_opt, "FILE|-",
 		           "the recipe file (default recipes/LAYER/phase-NN.json)"),
 		OPT_STRING(0, "template", &tname_opt, "NAME",
@@ -117,6 +121,18 @@ static int recipe_new(int argc, char **argv)
 		return EXIT_ERROR;
 	const char *layer = nargs ? argv[0] : NULL;
 	long phase = phase_n ? (long)phase_n : -1;
+	uint32_t first = 0, last = 0;
+	if (stmts) {
+		if (opt_conflicts(&op, "stmts", "phase", "cut", "native", NULL))
+			return EXIT_ERROR;
+		if (cmd_parse_range(stmts, &first, &last) < 0)
+			return opt_fail(&op, "--stmts wants A:B (statement numbers, A <= B), not '%s'",
+			                stmts);
+		if (!out_opt || !tname_opt)
+			return opt_usage_error(&op, "--stmts needs --template and -o (a range has "
+			                            "no phase to name them by)");
+		phase = 0;
+	}
 	if ((!layer && !(c.module && out_opt && (tname_opt || native))) || phase < 0)
 		return opt_usage_error(&op, "give LAYER and --phase N (or --module, "
 		                            "--template and -o instead of LAYER; with "
@@ -235,7 +251,7 @@ static int recipe_new(int argc, char **argv)
 			goto fail;
 	} else {
 		ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
-		                      strcmp(cut, "phase") != 0, 0, 0};
+		                      strcmp(cut, "phase") != 0, first, last};
 		if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
 			goto fail;
 	}
