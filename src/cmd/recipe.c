@@ -87,6 +87,13 @@ static int recipe_new(int argc, char **argv)
 	if (force && !strcmp(out_opt ? out_opt : "", "-"))
 		return opt_fail(&op, "option '%s' cannot be used with '-o -'",
 		                opt_given(&op, "force"));
+	/* the name goes into the recipe, which must be able to read it back */
+	Err te = ERR_INIT;
+	if (tname_opt && !builtin && layout_template_check(tname_opt, &te) < 0) {
+		int trc = opt_fail(&op, "%s", err_msg(&te));
+		err_release(&te);
+		return trc;
+	}
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;

@@ -36,9 +36,6 @@
 #include "ptx/emit.h"
 #include "template.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,25 +168,6 @@ static int resolve_cut(const Module *m, const Func *f, const Recipe *r, uint32_t
 
 /* ---- 2. guards --------------------------------------------------------------- */
 
-static int re_match(const char *re, const char *subject, size_t n, int *ok, StrBuf *why)
-{
-	int ec;
-	PCRE2_SIZE eo;
-	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
-	if (!code) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(ec, msg, sizeof msg);
-		sb_addf(why, "bad regular expression '%s' at offset %zu: %s", re, (size_t)eo, (char *)msg);
-		return -1;
-	}
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-	int rc = pcre2_match(code, (PCRE2_SPTR)subject, n, 0, 0, md, NULL);
-	*ok = rc >= 0;
-	pcre2_match_data_free(md);
-	pcre2_code_free(code);
-	return 0;
-}
-
 static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_t first,
                         uint32_t last, SpliceResult *res, Err *e)
 {
@@ -204,22 +182,21 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 		sb_addf(&bad, "\n  mma:    expected %u, found %u", r->mma, mma);
 	if (r->sha256 && strcmp(r->sha256, res->sha256))
 		sb_addf(&bad, "\n  sha256: expected %s\n          found    %s", r->sha256, res->sha256);
-	int ok = 1, rc = 0;
-	if (r->first_re) {
-		if (re_match(r->first_re, fs.p ? fs.p : "", fs.n, &ok, &bad) < 0)
-			rc = -1;
-		else if (!ok)
-			sb_addf(&bad, "\n  first:  expected /%s/\n          found    '%s'", r->first_re,
-			        fs.p ? fs.p : "");
+	/* An anchor that cannot be evaluated makes the recipe invalid, not
+	 * stale: that message stands alone. */
+	int rc = 0, okf = 0, okl = 0;
+	if ((okf = rcp_guard_match(r, false, fs.p ? fs.p : "", fs.n, e)) < 0 ||
+	    (okl = rcp_guard_match(r, true, ls.p ? ls.p : "", ls.n, e)) < 0) {
+		rc = -1;
+		goto out;
 	}
-	if (r->last_re) {
-		if (re_match(r->last_re, ls.p ? ls.p : "", ls.n, &ok, &bad) < 0)
-			rc = -1;
-		else if (!ok)
-			sb_addf(&bad, "\n  last:   expected /%s/\n          found    '%s'", r->last_re,
-			        ls.p ? ls.p : "");
-	}
-	if (bad.n || rc < 0) {
+	if (r->first_re && !okf)
+		sb_addf(&bad, "\n  first:  expected /%s/\n          found    '%s'", r->first_re,
+		        fs.p ? fs.p : "");
+	if (r->last_re && !okl)
+		sb_addf(&bad, "\n  last:   expected /%s/\n          found    '%s'", r->last_re,
+		        ls.p ? ls.p : "");
+	if (bad.n) {
 		err_set(e,
 		        "%s: stale recipe: the cut s%u..s%u (lines %u..%u) of '%.*s' does not match its "
 		        "guards%s\n  the cut holds %u statements, %u mma\n  first statement: s%u '%s'\n"
@@ -229,6 +206,7 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 		        first, fs.p ? fs.p : "", last, ls.p ? ls.p : "");
 		rc = -1;
 	}
+out:
 	sb_release(&text);
 	sb_release(&bad);
 	sb_release(&fs);

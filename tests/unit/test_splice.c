@@ -531,10 +531,10 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	Fx x;
 	fx_init(&x, fmt, 5, 6);
-	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	SpliceRequest req = {x.m, NULL, &x.r, dir, false}; /* the template in --ptx DIR */
 	if (splice_run(&req, &x.res, &x.e) < 0)
 		fail_msg("%s", err_msg(&x.e));
 	assert_non_null(strstr(x.res.text.p, "{%spl1_x0, %spl1_x1}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r7};"));
@@ -542,7 +542,7 @@ static void test_splice__template_checks(void **state)
 	StrBuf w = STRBUF_INIT;
 	splice_where(&x.res, "k.ptx", x.res.region_line + 6, &w);
 	char want[300];
-	snprintf(want, sizeof want, "template %s:6", tp);
+	snprintf(want, sizeof want, "template ptx/t.ptx:6");
 	assert_string_equal(w.p, want);
 	sb_release(&w);
 	fx_free(&x);
@@ -553,7 +553,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r11\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
@@ -568,7 +568,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r10\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
@@ -581,7 +581,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": \"%%%%r1\", \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
