@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A template's header is a contract its body is held to, and `recipe check`
+# (no --ptxas) reads the body with the project's parser: each mistake is an
+# error at the template's line and column (exit 2).
+. "$D4R_TOP/tests/cli/lib.sh"
+G="$D4R_TOP/tests/golden/splice"
+mkdir -p "$T/repo/recipes/small" "$T/repo/ptx/small" "$T/repo/corpus/small"
+cp "$G/small.ptx" "$T/repo/corpus/small/small.ptx"
+cd "$T/repo" || exit 1
+# the cut s12..s13: epilogue 1's two f16x2 adds (live-in %r12..%r15, live-out
+# %r16 %r17); its sha256 from the stale message of a recipe with none
+recipe() {   # FILE TEMPLATE CUT-FIRST CUT-LAST SHA
+	printf '{"module": "small/small.ptx", "entry": "small_kernel", "cut": {"stmts": [%s, %s]},
+ "template": "%s", "bind": {"x": ["%%r12", "%%r13", "%%r14", "%%r15"], "y": ["%%r16", "%%r17"]},
+ "guards": {"sha256": "%s"}}\n' "$3" "$4" "$2" "$5" >"$1"
+}
+recipe recipes/small/r.json small/t.ptx 12 13 "$(printf '%064d' 0)"
+cp "$G/adds.tpl.ptx" ptx/small/t.ptx
+expect_rc 2 "$D4R" recipe check recipes/small/r.json
+sha=$(sed -n 's/^ *found *\([0-9a-f]\{64\}\)$/\1/p' "$T/err")
+[ ${#sha} -eq 64 ] || fail "no sha256 in the stale message"
+recipe recipes/small/r.json small/t.ptx 12 13 "$sha"
+expect_rc 0 "$D4R" recipe check recipes/small/r.json
+expect_grep '^ok +recipes/small/r.json: s12\.\.s13' "$T/out"
+
+# tpl LINE... : ptx/small/t.ptx is the header of adds.tpl.ptx, then LINEs
+tpl() {
+	{ sed -n '1,5p' "$G/adds.tpl.ptx"; printf '%s\n' "$@"; } >ptx/small/t.ptx
+}
+# check WANT : recipe check fails with WANT (an ERE) as its message's start
+check() {
+	expect_rc 2 "$D4R" recipe check recipes/small/r.json
+	expect_grep "^d4r-splice: recipe check: ptx/small/t.ptx:$1" "$T/err"
+	expect_grep "^FAIL +recipes/small/r.json" "$T/out"
+}
+adds=$'\tadd.rn.f16x2 \t%{y[0]}, %{x[0]}, %{x[2]};\n\tadd.rn.f16x2 \t%{y[1]}, %{x[1]}, %{x[3]};'
+
+# a syntax error, after holes that change length on its line (col 24 is
+# the second operand that lacks its comma; ptxas is not run)
+tpl $'\tadd.rn.f16x2 \t%{y[0]} %{x[0]}, %{x[2]};' $'\tadd.rn.f16x2 \t%{y[1]}, %{x[1]}, %{x[3]};'
+check "6:24: expected ',' or ';' after an operand"
+expect_grep $'^    \tadd.rn.f16x2 \t%\\{y\\[0\\]\\} %\\{x\\[0\\]\\}, %\\{x\\[2\\]\\};$' "$T/err"
+tpl "$adds" $'\t{'
+check "8:2: this '\\{' is not closed in the template"
+tpl "$adds" $'\tmov.b32 %{y[0]}, ;'
+check "8:19: unexpected character in an operand"
+# memory under 'writes none' and 'reads none'
+tpl "$adds" $'\tst.shared.u32 [%{x[0]}], %{y[0]};'
+check "8:2: 'st.shared.u32' writes shared memory, and the header's '//! writes' does not list shared"
+tpl "$adds" $'\t  red.shared.add.u32 [%{x[0]}], 1;'
+check "8:4: 'red.shared.add.u32' writes shared memory"
+tpl "$adds" $'\tatom.global.exch.b32 %{y[0]}, [%{x[0]}], 1;'
+check "8:2: 'atom.global.exch.b32' writes global memory"
+tpl "$adds" $'\tld.global.u32 %{y[0]}, [%{x[0]}];'
+check "8:2: 'ld.global.u32' reads global memory, and the header's '//! reads' does not list global"
+# a barrier: the header has no barriers line, then says 0
+tpl "$adds" $'\tbar.sync 0;'
+check "8:2: 'bar.sync' is a barrier, and the header declares none"
+{ sed -n '1,5p' "$G/adds.tpl.ptx"; echo '//! barriers 0'; echo "$adds"; echo $'\tbarrier.sync 0;'; } >ptx/small/t.ptx
+check "9:2: 'barrier.sync' is a barrier, and the header says '//! barriers 0'"
+# an out formal never written, an in formal written
+tpl $'\tadd.rn.f16x2 \t%{y[0]}, %{x[0]}, %{x[2]};'
+check "3:14: out formal 'y\\[1\\]' is never written by the template"
+tpl "$adds" $'\tmov.b32 %{x[3]}, 0;'
+check "8:2: 'mov.b32' writes in formal 'x\\[3\\]' \\(the module register bound to it would change: declare it inout\\)"
+# a header type that is not a PTX type
+{ echo '//! in  .b32 x[4]'; echo '//! out .u24 y[2]'; echo "$adds"; } >ptx/small/t.ptx
+check "2:9: '.u24' is not a PTX register type"
+
+exit 0
