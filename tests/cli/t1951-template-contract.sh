@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A template's header is a contract its body is held to, and `recipe check`
 # (no --ptxas) reads the body with the project's parser: each mistake is an
-# error at the template's line and column (exit 2).
+# error at the template's line and column (exit 2).  The memory verdict
+# follows what the body does: a header that claims a store the body does
+# not make does not cover the cut's store.
 . "$D4R_TOP/tests/cli/lib.sh"
 G="$D4R_TOP/tests/golden/splice"
 mkdir -p "$T/repo/recipes/small" "$T/repo/ptx/small" "$T/repo/corpus/small"
@@ -67,4 +69,20 @@ check "8:2: 'mov.b32' writes in formal 'x\\[3\\]' \\(the module register bound t
 { echo '//! in  .b32 x[4]'; echo '//! out .u24 y[2]'; echo "$adds"; } >ptx/small/t.ptx
 check "2:9: '.u24' is not a PTX register type"
 
+# the verdict: s12..s14 is the two adds and the shared store; a template
+# whose header claims 'writes shared' but whose body does not store is not
+# allowed to drop the store
+recipe recipes/small/r.json small/t.ptx 12 14 "$(printf '%064d' 0)"
+{ sed -n '1,4p' "$G/adds.tpl.ptx"; echo '//! writes shared'; echo "$adds"; } >ptx/small/t.ptx
+expect_rc 2 "$D4R" recipe check recipes/small/r.json
+sha=$(sed -n 's/^ *found *\([0-9a-f]\{64\}\)$/\1/p' "$T/err")
+recipe recipes/small/r.json small/t.ptx 12 14 "$sha"
+expect_rc 2 "$D4R" recipe check recipes/small/r.json
+expect_grep "READ/WRITE DEPENDENCIES: cut invalid: s12\\.\\.s14" "$T/err"
+expect_grep "the cut stores to shared \\(1 store\\) and the body of ptx/small/t.ptx stores nothing there" "$T/err"
+# a body that stores where s16 reads after the cut is refused for that
+{ sed -n '1,4p' "$G/adds.tpl.ptx"; echo '//! writes shared'; echo "$adds";
+  echo $'\tst.shared.v2.u32 [%{x[0]}+512], {%{y[0]}, %{y[1]}};'; } >ptx/small/t.ptx
+expect_rc 2 "$D4R" recipe check recipes/small/r.json
+expect_grep "ptx/small/t.ptx:8 stores to shared memory, which may be read after the cut by s16 \\(line 37\\) 'ld\\.shared\\.v2\\.u32 \\{%r18, %r19\\}, \\[%r4\\+512\\];'" "$T/err"
 exit 0

@@ -2,7 +2,8 @@
  * test_template.c - a template's header is a contract its body is held to
  * (memory, barriers, formals, register types), the body is PTX the
  * project's parser reads (errors at the template's own line and column,
- * holes and all), and ${...} arithmetic is checked.
+ * holes and all), ${...} arithmetic is checked, and the splicer's memory
+ * verdict follows what the body does, not what the header claims.
  *
  * Expected lines and columns are counted by hand from the texts below (a
  * tab is one column).
@@ -15,7 +16,10 @@
 #include <cmocka.h>
 
 #include "base/file.h"
+#include "base/sha256.h"
+#include "ptx/parse.h"
 #include "splice/recipe.h"
+#include "splice/splice.h"
 #include "splice/template.h"
 
 #include <stdio.h>
@@ -352,6 +356,151 @@ static void test_template__arithmetic_in_comments(void **state)
 	err_release(&e);
 }
 
+/* ---- the splicer's memory verdict follows the body ----------------------- */
+
+#define HEAD ".version 8.7\n.target sm_89\n.address_size 64\n"
+
+/* s0 ld.param, s1 ld.global, s2 add, s3 st.shared [sm], s4 add,
+ * s5 ld.shared [sm+4], s6 add, s7 st.global, s8 ret */
+static const char M[] = HEAD ".visible .entry k(.param .u64 k_p0)\n"
+                             "{\n"
+                             "\t.reg .b32 %r<8>;\n"
+                             "\t.reg .b64 %rd<4>;\n"
+                             "\t.shared .align 4 .b8 sm[64];\n"
+                             "\tld.param.u64 %rd1, [k_p0];\n"
+                             "\tld.global.u32 %r1, [%rd1];\n"
+                             "\tadd.s32 %r2, %r1, 1;\n"
+                             "\tst.shared.u32 [sm], %r2;\n"
+                             "\tadd.s32 %r3, %r1, 2;\n"
+                             "\tld.shared.u32 %r4, [sm+4];\n"
+                             "\tadd.s32 %r5, %r4, %r3;\n"
+                             "\tst.global.u32 [%rd1], %r5;\n"
+                             "\tret;\n"
+                             "}\n";
+
+typedef struct {
+	char dir[64];
+	Module *m;
+	Recipe r;
+	SpliceResult res;
+	Err e;
+} Sx;
+
+/* Splices template `tpl` over [first, last] with `bind`; returns splice_run's
+ * result (the message in x->e). */
+static int splice_with(Sx *x, const char *tpl, uint32_t first, uint32_t last,
+                       const char *bind, bool force)
+{
+	memset(x, 0, sizeof *x);
+	strcpy(x->dir, "/tmp/d4r-test-template-XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	char path[128];
+	snprintf(path, sizeof path, "%s/t.ptx", x->dir);
+	assert_int_equal(write_file_atomic(path, tpl, strlen(tpl), &x->e), 0);
+	x->m = ptx_parse("m.ptx", M, strlen(M), &x->e);
+	assert_non_null(x->m);
+	StrBuf cut = STRBUF_INIT;
+	splice_cut_text(x->m, mod_func_find(x->m, str_c("k")), first, last, &cut);
+	char hex[65];
+	sha256_hex(cut.p, cut.n, hex);
+	sb_release(&cut);
+	char rj[1024];
+	snprintf(
+	    rj, sizeof rj,
+	    "{\"entry\": \"k\", \"cut\": {\"stmts\": [%u, %u]}, \"template\": \"t.ptx\", "
+	    "\"bind\": %s, \"guards\": {\"sha256\": \"%s\"}}",
+	    first, last, bind, hex);
+	if (rcp_parse("r.json", rj, strlen(rj), &x->r, &x->e) < 0)
+		fail_msg("%s", err_msg(&x->e));
+	SpliceRequest req = {x->m, NULL, &x->r, x->dir, force};
+	int rc = splice_run(&req, &x->res, &x->e);
+	unlink(path);
+	rmdir(x->dir);
+	return rc;
+}
+
+static void sx_free(Sx *x)
+{
+	splice_result_release(&x->res);
+	rcp_release(&x->r);
+	mod_free(x->m);
+	err_release(&x->e);
+}
+
+static void expect_in(const Sx *x, const char *want)
+{
+	if (!strstr(err_msg(&x->e), want))
+		fail_msg("expected '%s' in '%s'", want, err_msg(&x->e));
+}
+
+static void test_template__verdict_follows_the_body(void **state)
+{
+	(void)state;
+	Sx x;
+	/* s4 (add %r3 = %r1 + 2) is pure; a body that also stores to shared,
+	 * which s5 reads after the cut, is refused, whatever its header says */
+	const char *storing = "//! in .b32 a\n//! out .b32 d\n//! writes shared\n"
+	                      "\tadd.s32 %{d}, %{a}, 2;\n\tst.shared.u32 [%{a}], %{d};\n";
+	assert_int_equal(
+	    splice_with(&x, storing, 4, 4, "{\"a\": \"%r1\", \"d\": \"%r3\"}", false),
+	    -1);
+	expect_in(&x, "READ/WRITE DEPENDENCIES: cut invalid: s4..s4");
+	expect_in(
+	    &x, "ptx/t.ptx:5 stores to shared memory, which may be read after the cut by "
+	        "s5 (line 14) 'ld.shared.u32 %r4, [sm+4];'");
+	sx_free(&x);
+	/* --force splices it, saying so */
+	assert_int_equal(
+	    splice_with(&x, storing, 4, 4, "{\"a\": \"%r1\", \"d\": \"%r3\"}", true), 0);
+	assert_true(x.res.forced);
+	sx_free(&x);
+	/* the same body without the store splices */
+	const char *pure = "//! in .b32 a\n//! out .b32 d\n//! writes shared\n"
+	                   "\tadd.s32 %{d}, %{a}, 2;\n";
+	assert_int_equal(
+	    splice_with(&x, pure, 4, 4, "{\"a\": \"%r1\", \"d\": \"%r3\"}", false), 0);
+	assert_false(x.res.forced);
+	sx_free(&x);
+	/* s2..s3 store to shared (not read after: sm+4 is other bytes); a
+	 * header that claims 'writes shared' over a body that stores nothing
+	 * drops the store, and is refused */
+	assert_int_equal(splice_with(&x,
+	                             "//! in .b32 a\n//! out .b32 d\n//! writes shared\n"
+	                             "\tadd.s32 %{d}, %{a}, 1;\n",
+	                             2, 3, "{\"a\": \"%r1\", \"d\": \"%r2\"}", false),
+	                 -1);
+	expect_in(&x,
+	          "the cut stores to shared (1 store) and the body of ptx/t.ptx stores "
+	          "nothing there");
+	sx_free(&x);
+	/* s7 stores to global and nothing reads it after: a body that stores
+	 * there too is fine (a body that stores elsewhere is not) */
+	assert_int_equal(splice_with(&x,
+	                             "//! in .b64 p\n//! in .b32 v\n//! writes global\n"
+	                             "\tst.global.u32 [%{p}], %{v};\n",
+	                             7, 7, "{\"p\": \"%rd1\", \"v\": \"%r5\"}", false),
+	                 0);
+	sx_free(&x);
+	assert_int_equal(
+	    splice_with(&x,
+	                "//! in .b64 p\n//! in .b32 v\n//! writes global shared\n"
+	                "\tst.global.u32 [%{p}], %{v};\n\tst.shared.u32 [%{p}], %{v};\n",
+	                7, 7, "{\"p\": \"%rd1\", \"v\": \"%r5\"}", false),
+	    0);
+	sx_free(&x);
+	/* barriers: the body's count, not the header's */
+	assert_int_equal(splice_with(&x,
+	                             "//! in .b32 a\n//! out .b32 d\n//! barriers 1\n"
+	                             "\tbra $Lx;\n\tbar.sync 0;\n$Lx:\n"
+	                             "\tadd.s32 %{d}, %{a}, 2;\n",
+	                             4, 4, "{\"a\": \"%r1\", \"d\": \"%r3\"}", false),
+	                 -1);
+	expect_in(&x,
+	          "the cut executes 0 barriers and the body of ptx/t.ptx 1 (the first at "
+	          "line 5)");
+	sx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_template__syntax_errors_at_the_template),
 	    cmocka_unit_test(test_template__arithmetic_checked),
 	    cmocka_unit_test(test_template__arithmetic_in_comments),
+	    cmocka_unit_test(test_template__verdict_follows_the_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
