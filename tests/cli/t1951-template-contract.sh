@@ -66,8 +66,8 @@ check "3:14: out formal 'y\\[1\\]' is never written by the template"
 tpl "$adds" $'\tmov.b32 %{x[3]}, 0;'
 check "8:2: 'mov.b32' writes in formal 'x\\[3\\]' \\(the module register bound to it would change: declare it inout\\)"
 # a header type that is not a PTX type
-{ echo '//! in  .b32 x[4]'; echo '//! out .u24 y[2]'; echo "$adds"; } >ptx/small/t.ptx
-check "2:9: '.u24' is not a PTX register type"
+{ echo '//! in  .b32 x[4]'; echo '//! out .q32 y[2]'; echo "$adds"; } >ptx/small/t.ptx
+check "2:9: '.q32' is not a PTX register type"
 
 # the verdict: s12..s14 is the two adds and the shared store; a template
 # whose header claims 'writes shared' but whose body does not store is not

@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 
+#include "ptx/parse.h"
 #include "splice/recipe.h"
+#include "splice/splice.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,42 @@ static void test_recipe__anchors_match(void **state)
 	err_release(&e);
 }
 
+/* The splicer says what the reader would have said: an anchor that cannot
+ * be evaluated makes the recipe invalid, it is never taken for one that
+ * does not match (a Recipe made in code can hold such an anchor). */
+static void test_recipe__splice_reports_an_invalid_anchor(void **state)
+{
+	(void)state;
+	static const char M[] = ".version 8.7\n.target sm_89\n.address_size 64\n"
+	                        ".visible .entry k()\n{\n\t.reg .b32 %r<4>;\n"
+	                        "\tmov.b32 %r1, 1;\n\tadd.s32 %r2, %r1, 1;\n\tret;\n}\n";
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("m.ptx", M, strlen(M), &e);
+	assert_non_null(m);
+	Recipe r;
+	const char *j = "{\"entry\": \"k\", \"cut\": {\"stmts\": [1, 1]}, \"template\": "
+	                "\"identity\", \"guards\": {\"sha256\": \"" Z64 "\"}}";
+	for (int last = 0; last < 2; last++) {
+		assert_int_equal(rcp_parse("r.json", j, strlen(j), &r, &e), 0);
+		*(last ? &r.last_re : &r.first_re) = xstrdup("add(");
+		SpliceRequest req = {m, NULL, &r, NULL, false};
+		SpliceResult res;
+		memset(&res, 0, sizeof res);
+		assert_int_equal(splice_run(&req, &res, &e), -1);
+		char want[200];
+		snprintf(want, sizeof want,
+		         "r.json: guards.%s: invalid recipe: the regular expression "
+		         "'add(' does not "
+		         "compile: missing closing parenthesis (at offset 4)",
+		         last ? "last" : "first");
+		assert_string_equal(err_msg(&e), want);
+		splice_result_release(&res);
+		rcp_release(&r);
+	}
+	mod_free(m);
+	err_release(&e);
+}
+
 static void test_recipe__files_stay_inside_their_folders(void **state)
 {
 	(void)state;
@@ -169,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_recipe__anchor_that_does_not_compile),
 	    cmocka_unit_test(test_recipe__anchors_match),
+	    cmocka_unit_test(test_recipe__splice_reports_an_invalid_anchor),
 	    cmocka_unit_test(test_recipe__files_stay_inside_their_folders),
 	    cmocka_unit_test(test_recipe__nul_bytes),
 	};
