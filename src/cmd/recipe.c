@@ -7,8 +7,10 @@
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
  *       overwritten: an existing template is kept and said so)
  *   recipe check RECIPE... [options]
- *       splices each recipe in memory (and runs ptxas on the result with
- *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
+ *       reads each recipe's template on its own (its header against its
+ *       body, parsed as PTX), then splices the recipe in memory (and runs
+ *       ptxas on the result with --check=ptxas); writes nothing; exit 0
+ *       when all pass, 2 otherwise
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -18,6 +20,7 @@
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/splice.h"
+#include "splice/template.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +194,22 @@ done:
 	return rc;
 }
 
+/* Reads recipe r's template on its own, so that what is wrong with it
+ * (its header, its body as PTX: template.h) is said even when the module
+ * cannot be found or the recipe is stale, which the splice reports first. */
+static int check_template(const Recipe *r, const char *ptx_root, Err *e)
+{
+	char *tpath = NULL, *display = NULL;
+	Template t;
+	int rc =
+	    layout_template(r->template_name, r->path, ptx_root, &tpath, &display, e);
+	if (rc == 0 && (rc = tpl_load(tpath, display, &t, e)) == 0)
+		tpl_release(&t);
+	free(tpath);
+	free(display);
+	return rc;
+}
+
 static int check_one(const char *path, const Common *c, int ptxas)
 {
 	Err e = ERR_INIT;
@@ -205,6 +224,8 @@ static int check_one(const char *path, const Common *c, int ptxas)
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
 	have_r = true;
+	if (r.tkind == TPL_FILE && check_template(&r, c->ptx, &e) < 0)
+		goto fail;
 	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {

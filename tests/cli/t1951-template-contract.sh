@@ -46,6 +46,15 @@ tpl "$adds" $'\t{'
 check "8:2: this '\\{' is not closed in the template"
 tpl "$adds" $'\tmov.b32 %{y[0]}, ;'
 check "8:19: unexpected character in an operand"
+# recipe check reads the template on its own: a stale recipe or a module
+# that is not there does not hide what is wrong with it
+recipe recipes/small/r2.json small/t.ptx 12 13 "$(printf '%064d' 0)"
+sed 's|small/small.ptx|small/none.ptx|' recipes/small/r2.json >recipes/small/r3.json
+for r in r2 r3; do
+	expect_rc 2 "$D4R" recipe check recipes/small/$r.json
+	expect_grep "^d4r-splice: recipe check: ptx/small/t.ptx:8:19: unexpected character" "$T/err"
+	expect_no_grep "stale|none.ptx" "$T/err"
+done
 # memory under 'writes none' and 'reads none'
 tpl "$adds" $'\tst.shared.u32 [%{x[0]}], %{y[0]};'
 check "8:2: 'st.shared.u32' writes shared memory, and the header's '//! writes' does not list shared"
