@@ -294,6 +294,13 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 				return tpl_err(e, t, off_of(t, w.p),
 				               "formal '%.*s' declared twice", (int)k,
 				               w.p);
+			uint32_t regs = f.count ? f.count : 1;
+			if (regs > TPL_MAX_REGS - t->formal_regs)
+				return tpl_err(e, t, off_of(t, w.p),
+				               "'%.*s': the formals stand for more than "
+				               "%u registers",
+				               (int)w.n, w.p, TPL_MAX_REGS);
+			t->formal_regs += regs;
 			f.name = xstrndup(w.p, k);
 			memcpy(f.type, ty.p, ty.n);
 			f.bits = bits;

@@ -82,7 +82,12 @@ typedef struct {
 	int barriers;           /* -1: not declared */
 	VEC(TplLocal) locals;
 	TplBody body;
+	uint32_t formal_regs; /* registers the formals stand for (a list: N) */
 } Template;
+
+/* The most registers a template's formals may stand for, lists counted in
+ * full (a kernel has some thousands; the body check declares each). */
+#define TPL_MAX_REGS 65536u
 
 /*
  * Parses template text (copied): the header, the locals, and the body, which

@@ -73,6 +73,13 @@ static void test_template__header_types(void **state)
 	        "t.ptx:1:8: a predicate cannot be a vector register");
 	refused("//! in  .b32 a\n//! inout .x64 b\n",
 	        "t.ptx:2:11: '.x64' is not a PTX register type");
+	/* the formals stand for at most 65536 registers, lists counted in full */
+	Template t;
+	accepted("//! in .b32 a[65535] b\n", &t);
+	assert_int_equal(t.formal_regs, 65536);
+	tpl_release(&t);
+	refused("//! in .b32 a[65536]\n//! out .b32 b\n",
+	        "t.ptx:2:14: 'b': the formals stand for more than 65536 registers");
 }
 
 static void test_template__memory_contract(void **state)
