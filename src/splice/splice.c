@@ -14,7 +14,8 @@
  *   4. the cut interface (df_cut): live-in, live-out, memory effects;
  *   5. the template against the interface: every live-out bound to an
  *      output, inputs defined before the cut, types and widths, parameters,
- *      declared memory effects (a read/write dependency refuses the cut);
+ *      memory effects: the cut's, against what the template's body does
+ *      (a read/write dependency refuses the cut);
  *   6. fresh names: a register prefix that occurs nowhere in the module;
  *   7. rendering the region with its line map, and ptx_emit with that one
  *      edit.  Bytes outside the region are the emitter's verbatim copy.
