@@ -726,7 +726,7 @@ typedef struct {
 
 typedef struct {
 	const Template *t;
-	const Recipe *r;    /* NULL: the body check's expansion (file comment) */
+	const Recipe *r;    /* NULL: the body check's expansion (the essay) */
 	const char *prefix; /* the locals' fresh prefix (rendering) */
 	StrBuf *out;
 	VEC(Hole) holes; /* the body check's */
