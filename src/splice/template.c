@@ -836,6 +836,12 @@ static const char *expand_trivia(Expand *x, const char *p, const char *end)
 	Lexer lx = ptx_lex_init(p, (size_t)(end - p));
 	Token k = ptx_lex_next(&lx);
 	const char *z = p + k.n;
+	/* Unterminated, it would hide the holes after it from this walk, and
+	 * the parser may not see it either (a .loc line is read as text). */
+	if (k.kind == TK_BAD)
+		return tpl_err(x->e, x->t, off_of(x->t, p), "unterminated %s",
+		               *p == '"' ? "string" : "comment"),
+		       NULL;
 	if (k.kind == TK_COMMENT && p[1] == '/' && !(k.n >= 3 && p[2] == '!')) {
 		const char *q = p;
 		while (q < z) {

@@ -218,6 +218,13 @@ static void test_template__syntax_errors_at_the_template(void **state)
 	refused("//! out .b32 d\n\tmov.b32 %{d}, 1; /* open\n",
 	        "t.ptx:2:19: unterminated comment");
 	refused("//! out .b32 d\n\tmov.b32 %{d}, 1\n", "t.ptx:3:1: expected ',' or ';'");
+	/* an unterminated string, where the parser reads the line as text (a
+	 * .loc directive): the holes after it would go unfilled (fuzz_template
+	 * found it) */
+	refused("//! out .b32 d\n\tmov.b32 %{d}, 1;\n\t.loc 1 2 3 \"x %{d}\n",
+	        "t.ptx:3:13: unterminated string");
+	refused("//! out .b32 d\n\tmov.b32 %{d}, 1;\n\t/* %{d}\n",
+	        "t.ptx:3:2: unterminated comment");
 	/* the source line shown is the template's, holes as written */
 	Template t;
 	Err e = ERR_INIT;
