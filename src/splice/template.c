@@ -868,11 +868,25 @@ static const char *expand_trivia(Expand *x, const char *p, const char *end)
 
 /* A %name at p: a local (renamed when rendering), a special register, or
  * an error. */
+/* A name or number [s, p) that took the '$' of a "${" hole as one of its
+ * bytes ('$' is a name byte): the hole would be left in the text.  Refused
+ * rather than pasted, so "${" and "%{" are holes wherever they stand. */
+static bool glued_hole(Expand *x, const char *s, const char *p, const char *end)
+{
+	if (!(p > s && p[-1] == '$' && p < end && *p == '{'))
+		return false;
+	tpl_err(x->e, x->t, off_of(x->t, p - 1),
+	        "'%.*s{': a ${...} cannot continue a name or a number", (int)(p - s), s);
+	return true;
+}
+
 static const char *expand_reg(Expand *x, const char *p, const char *end)
 {
 	const Template *t = x->t;
 	const char *s = p;
 	p = ptx_lex_idcont(p + 1, end);
+	if (glued_hole(x, s, p, end))
+		return NULL;
 	size_t n = (size_t)(p - s);
 	bool local = local_of(t, s, n) != NULL;
 	if (!local && p < end && *p == '<') /* the name of a range in its .reg line */
@@ -917,6 +931,8 @@ static int expand(Expand *x)
 		} else if (idch(c)) {
 			const char *s = p;
 			p = ptx_lex_idcont(p, end);
+			if (glued_hole(x, s, p, end))
+				return -1;
 			sb_addn(x->out, s, (size_t)(p - s));
 		} else {
 			sb_addc(x->out, c);

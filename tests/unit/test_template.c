@@ -225,6 +225,14 @@ static void test_template__syntax_errors_at_the_template(void **state)
 	        "t.ptx:3:13: unterminated string");
 	refused("//! out .b32 d\n\tmov.b32 %{d}, 1;\n\t/* %{d}\n",
 	        "t.ptx:3:2: unterminated comment");
+	/* a hole glued to a name or a number would stay in the text ('$' is a
+	 * name byte): refused, at its '$' */
+	refused("//! out .b32 d\n//! param A\n\tmov.b32 %{d}, 0x${A};\n",
+	        "t.ptx:3:18: '0x${': a ${...} cannot continue a name or a number");
+	refused("//! out .b32 d\n//! param A\n\t.reg .b32 %t<4>;\n\tmov.b32 %t${A}, 1;\n",
+	        "t.ptx:4:12: '%t${': a ${...} cannot continue a name or a number");
+	refused("//! out .b32 d\n//! param A\n\t.loc 1 x${A}\n\tmov.b32 %{d}, 1;\n",
+	        "t.ptx:3:10: 'x${': a ${...} cannot continue a name or a number");
 	/* the source line shown is the template's, holes as written */
 	Template t;
 	Err e = ERR_INIT;
