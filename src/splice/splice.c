@@ -327,6 +327,18 @@ static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
 				return err_set(e, "%s: 'bind.%s': input '%s' has no definition before the cut "
 				               "(s%u, line %u)", r->path, fm->name, rn, cut->first,
 				               st(m, f, cut->first)->line);
+			/* the body writes an input: harmless unless it is read after the
+			 * cut */
+			if (fm->dir == FM_IN && fm->written && fm->written[k] &&
+			    !ri->special && df_live_after(df, cut->last, (uint32_t)id))
+				return err_set(e,
+				               "%s: 'bind.%s': the template %s writes in "
+				               "formal '%s' "
+				               "(line %u), and '%s' is read after the "
+				               "cut: declare the "
+				               "formal inout",
+				               r->path, fm->name, t->path, fm->name,
+				               fm->write_line, rn);
 		}
 	}
 	/* every live-out register is bound to an output */

@@ -37,8 +37,10 @@
  *    than its header declares (a `reads` space it never loads), never more.
  *    The splicer's verdict uses TplBody, so an over-declared header costs
  *    nothing.  An `out` formal never written is an error (its module
- *    register would keep a stale value); so is a written `in` formal (a
- *    module register the cut does not define would change).
+ *    register would keep a stale value).  A written `in` formal is the
+ *    splicer's to judge (Formal.written): it is harmless when the register
+ *    bound to it is dead after the cut (a scaffold's accumulator the cut
+ *    overwrites in place), and an error when it is read there.
  *  - Barriers are counted statically: a body with no branch must execute
  *    exactly the declared number; one with branches is only held to
  *    "none under `barriers 0`" (a static count is not an execution count).
@@ -504,8 +506,10 @@ void tpl_release(Template *t)
 {
 	free(t->path);
 	free(t->text);
-	for (size_t i = 0; i < t->formals.n; i++)
+	for (size_t i = 0; i < t->formals.n; i++) {
 		free(t->formals.v[i].name);
+		free(t->formals.v[i].written);
+	}
 	VEC_FREE(t->formals);
 	for (size_t i = 0; i < t->params.n; i++)
 		free(t->params.v[i]);
@@ -1152,10 +1156,13 @@ static int check_effects(Check *c, const Func *f)
 	return 0;
 }
 
-/* Every element of every out formal is written; no in formal is. */
+/* Every element of every out formal is written.  Which elements the body
+ * writes is kept in each formal (Formal.written): for an in formal that is
+ * the splicer's to judge, since only the module says whether the register
+ * bound to it is read after the cut. */
 static int check_formals(Check *c, const Func *f)
 {
-	const Template *t = c->t;
+	Template *t = c->t;
 	uint32_t nr = df_nregs(c->df);
 	uint32_t *writer = xmalloc((nr ? nr : 1) * sizeof *writer);
 	for (uint32_t i = 0; i < nr; i++)
@@ -1169,33 +1176,31 @@ static int check_formals(Check *c, const Func *f)
 	int rc = 0;
 	StrBuf nm = STRBUF_INIT;
 	for (size_t i = 0; i < t->formals.n && !rc; i++) {
-		const Formal *fm = &t->formals.v[i];
-		if (fm->dir == FM_INOUT)
-			continue;
-		for (uint32_t k = 0; k < (fm->count ? fm->count : 1) && !rc; k++) {
+		Formal *fm = &t->formals.v[i];
+		uint32_t n = fm->count ? fm->count : 1;
+		fm->written = xcalloc(n, 1);
+		for (uint32_t k = 0; k < n && !rc; k++) {
 			sb_reset(&nm);
 			dummy_name(&nm, fm, fm->count ? (long)k : -1);
 			int64_t id = df_reg_find(c->df, str_of(nm.p, nm.n));
 			uint32_t w = id < 0 ? UINT32_MAX : writer[id];
-			char el[80] = "";
+			if (w != UINT32_MAX) {
+				fm->written[k] = 1;
+				if (!fm->write_line)
+					fm->write_line =
+					    tpl_line(c, func_stmt(c->m, f, w));
+				continue;
+			}
+			if (fm->dir != FM_OUT)
+				continue;
+			char el[24] = "";
 			if (fm->count)
 				snprintf(el, sizeof el, "[%u]", k);
-			if (fm->dir == FM_OUT && w == UINT32_MAX)
-				rc = tpl_err(
-				    c->e, t, fm->off,
-				    "out formal '%s%s' is never written by the template "
-				    "(no "
-				    "statement has '%%{%s%s}' as its destination)",
-				    fm->name, el, fm->name, el);
-			else if (fm->dir == FM_IN && w != UINT32_MAX) {
-				const Stmt *s = func_stmt(c->m, f, w);
-				Str op = stmt_opcode(c->m, s);
-				rc = stmt_err(c, s,
-				              "'%.*s' writes in formal '%s%s' (the "
-				              "module register bound "
-				              "to it would change: declare it inout)",
-				              (int)op.n, op.p, fm->name, el);
-			}
+			rc = tpl_err(c->e, t, fm->off,
+			             "out formal '%s%s' is never written by the template "
+			             "(no statement "
+			             "has '%%{%s%s}' as its destination)",
+			             fm->name, el, fm->name, el);
 		}
 	}
 	sb_release(&nm);

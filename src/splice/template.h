@@ -27,11 +27,12 @@
  * a body that stores (st, red, atom, ...) to a space the `writes` line does
  * not list, loads from one the `reads` line does not list, executes a
  * barrier under `barriers 0` (or a straight-line body whose count differs),
- * never writes one of its `out` formals or writes an `in` formal, is an
- * error at the template's line and column, and so is a PTX syntax error in
- * the body.  What the body does to memory is kept (Template.body) for the
- * splicer's read/write-dependency verdict, which trusts the body, not the
- * header.
+ * or never writes one of its `out` formals, is an error at the template's
+ * line and column, and so is a PTX syntax error in the body.  What the
+ * body does is kept for the splicer, which trusts the body, not the
+ * header: its memory effects (Template.body) for the read/write-dependency
+ * verdict, and the formals it writes (Formal.written: an `in` formal
+ * written whose register is read after the cut is an error there).
  */
 #ifndef D4R_SPLICE_TEMPLATE_H
 #define D4R_SPLICE_TEMPLATE_H
@@ -51,7 +52,9 @@ typedef struct {
 	uint8_t dir;    /* FM_* */
 	uint32_t count; /* name[N]: bound to a list of N registers; 0: scalar */
 	uint32_t line;
-	uint32_t off; /* byte offset of its name in the text */
+	uint32_t off;        /* byte offset of its name in the text */
+	uint8_t *written;    /* per element (one for a scalar): the body writes it */
+	uint32_t write_line; /* template line of the first statement writing it, or 0 */
 } Formal;
 
 typedef struct {

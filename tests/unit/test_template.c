@@ -181,12 +181,18 @@ static void test_template__formal_contract(void **state)
 	/* one element of a list */
 	refused("//! out .b32 d[3]\n\tmov.b32 %{d[0]}, 0;\n\tmov.b32 %{d[2]}, 0;\n",
 	        "t.ptx:1:14: out formal 'd[1]' is never written");
-	/* read is not written */
-	refused("//! in .b32 a\n//! out .b32 d\n\tadd.s32 %{a}, %{a}, 1;\n\tmov.b32 "
-	        "%{d}, %{a};\n",
-	        "t.ptx:3:2: 'add.s32' writes in formal 'a' (the module register bound to "
-	        "it would "
-	        "change: declare it inout)");
+	/* a written in formal is kept for the splicer to judge (below) */
+	Template w;
+	accepted("//! in .b32 a b[3]\n//! out .b32 d\n\tmov.b32 %{d}, %{a};\n"
+	         "\tadd.s32 %{b[1]}, %{a}, 1;\n",
+	         &w);
+	assert_int_equal(w.formals.v[0].written[0], 0);
+	assert_int_equal(w.formals.v[1].written[0], 0);
+	assert_int_equal(w.formals.v[1].written[1], 1);
+	assert_int_equal(w.formals.v[1].written[2], 0);
+	assert_int_equal(w.formals.v[1].write_line, 4);
+	assert_int_equal(w.formals.v[2].written[0], 1);
+	tpl_release(&w);
 	/* the mma D of a list, a guarded write, an inout that is only read */
 	Template t;
 	accepted(
@@ -508,6 +514,26 @@ static void test_template__verdict_follows_the_body(void **state)
 	                "//! in .b64 p\n//! in .b32 v\n//! writes global shared\n"
 	                "\tst.global.u32 [%{p}], %{v};\n\tst.shared.u32 [%{p}], %{v};\n",
 	                7, 7, "{\"p\": \"%rd1\", \"v\": \"%r5\"}", false),
+	    0);
+	sx_free(&x);
+	/* a written in formal: an error when its register is read after the
+	 * cut (%r1 by s4), not when it is dead there (%r4 after s6, the way a
+	 * scaffold's accumulator is overwritten in place) */
+	assert_int_equal(
+	    splice_with(&x,
+	                "//! in .b32 a\n//! out .b32 d\n"
+	                "\tadd.s32 %{a}, %{a}, 1;\n\tadd.s32 %{d}, %{a}, 1;\n",
+	                2, 2, "{\"a\": \"%r1\", \"d\": \"%r2\"}", false),
+	    -1);
+	expect_in(
+	    &x, "r.json: 'bind.a': the template ptx/t.ptx writes in formal 'a' (line 3), "
+	        "and '%r1' is read after the cut: declare the formal inout");
+	sx_free(&x);
+	assert_int_equal(
+	    splice_with(&x,
+	                "//! in .b32 a b\n//! out .b32 d\n"
+	                "\tadd.s32 %{a}, %{a}, %{b};\n\tmov.b32 %{d}, %{a};\n",
+	                6, 6, "{\"a\": \"%r4\", \"b\": \"%r3\", \"d\": \"%r5\"}", false),
 	    0);
 	sx_free(&x);
 	/* barriers: the body's count, not the header's */
