@@ -332,11 +332,10 @@ static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
 			if (fm->dir == FM_IN && fm->written && fm->written[k] &&
 			    !ri->special && df_live_after(df, cut->last, (uint32_t)id))
 				return err_set(e,
-				               "%s: 'bind.%s': the template %s writes in "
-				               "formal '%s' "
-				               "(line %u), and '%s' is read after the "
-				               "cut: declare the "
-				               "formal inout",
+				               "%s: 'bind.%s': the template %s writes "
+				               "in formal '%s' (line %u), and '%s' is "
+				               "read after the cut: declare the formal "
+				               "inout",
 				               r->path, fm->name, t->path, fm->name,
 				               fm->write_line, rn);
 		}
