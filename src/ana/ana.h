@@ -250,6 +250,9 @@ const Addr *addr_cached(Dataflow *df, uint32_t stmt);
  * across threads, so only .local accesses with the same var_key compare
  * offsets.  Anything else may alias (false). */
 bool addr_disjoint(const Addr *a, const Addr *b);
+/* May an access to space a and one to space b touch the same memory (the
+ * same space; generic with any; a surface with a texture)? */
+bool space_may_alias(Space a, Space b);
 
 typedef struct {
 	uint32_t reg;

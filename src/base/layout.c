@@ -47,7 +47,16 @@ char *layout_dir_of(const char *path)
 
 bool layout_inside(const char *rel)
 {
-	return rel[0] != '/' && !strstr(rel, "..");
+	if (!rel[0] || rel[0] == '/')
+		return false;
+	for (const char *p = rel; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += n;
+		p += *p == '/';
+	}
+	return true;
 }
 
 /* ---- layers ---------------------------------------------------------------- */
@@ -306,15 +315,23 @@ char *layout_ptx_root(const char *start)
 	return root;
 }
 
+int layout_template_check(const char *name, Err *e)
+{
+	if (layout_inside(name))
+		return 0;
+	return err_set(
+	    e,
+	    "template '%s': not inside the ptx/ folder or the recipe's folder (a "
+	    "relative path with no '..')",
+	    name);
+}
+
 int layout_template(const char *name, const char *recipe_path, const char *ptx_root,
                     char **path, char **display, Err *e)
 {
-	if (name[0] == '/') {
-		*path = xstrdup(name);
-		*display = xstrdup(name);
-		return 0;
-	}
-	if (!strncmp(name, "./", 2) || !strncmp(name, "../", 3)) {
+	if (layout_template_check(name, e) < 0)
+		return -1;
+	if (!strncmp(name, "./", 2)) {
 		const char *sl = recipe_path ? strrchr(recipe_path, '/') : NULL;
 		StrBuf sb = STRBUF_INIT;
 		if (sl)

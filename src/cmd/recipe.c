@@ -14,9 +14,11 @@
  *       exists is kept when it is the same bytes, and replaced only with
  *       --force
  *   recipe check RECIPE... [options]
- *       splices each recipe in memory (and runs ptxas on the result with
- *       --check=ptxas), on --jobs threads, the lines in the order given;
- *       writes nothing; exit 0 when all pass, 2 otherwise
+ *       reads each recipe's template on its own (its header against its
+ *       body, parsed as PTX), then splices the recipe in memory (and runs
+ *       ptxas on the result with --check=ptxas), on --jobs threads, the
+ *       lines in the order given; writes nothing; exit 0 when all pass, 2
+ *       otherwise
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -27,6 +29,7 @@
 #include "splice/locate.h"
 #include "splice/native.h"
 #include "splice/splice.h"
+#include "splice/template.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -153,6 +156,13 @@ static int recipe_new(int argc, char **argv)
 		return opt_fail(&op, "option '%s' writes a template beside the recipe: it cannot "
 		                     "be used with '-o -'", opt_given(&op, "native"));
 	const char *variant = native && !strcmp(native, "f16") ? "f16" : NULL;
+	/* the name goes into the recipe, which must be able to read it back */
+	Err te = ERR_INIT;
+	if (tname_opt && !builtin && layout_template_check(tname_opt, &te) < 0) {
+		int trc = opt_fail(&op, "%s", err_msg(&te));
+		err_release(&te);
+		return trc;
+	}
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -300,6 +310,23 @@ done:
 	return rc;
 }
 
+/* Reads recipe r's template on its own, so that what is wrong with it
+ * (its header, its body as PTX: template.h) is said even when the module
+ * cannot be found or the recipe is stale, which the splice reports first. */
+static int check_template(const Recipe *r, const char *ptx_root, Err *e)
+{
+	char *tpath = NULL, *display = NULL;
+	Template t;
+	int rc =
+	    layout_template(r->template_name, r->path, ptx_root, &tpath, &display, e);
+	if (rc == 0 && (rc = tpl_load(tpath, display, &t, e)) == 0)
+		tpl_release(&t);
+	free(tpath);
+	free(display);
+	return rc;
+}
+
+
 /* One recipe: its line into `out`, its reasons into `err`. */
 static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err)
 {
@@ -315,6 +342,8 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
 	have_r = true;
+	if (r.tkind == TPL_FILE && check_template(&r, c->ptx, &e) < 0)
+		goto fail;
 	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {

@@ -1,52 +1,109 @@
 /*
- * template.c - reading and rendering native-phase templates.
+ * template.c - reading, checking and rendering native-phase templates.
  *
  * A template is PTX plus three kinds of holes: %{formal} for module
  * registers the recipe binds, ${EXPR} for numbers the recipe gives, and
  * local registers the splicer renames.  The reader collects the `//!`
- * header and the `.reg` declarations; the renderer copies the text, filling
- * the holes.  Where a comment or a string begins and ends is the PTX
- * lexer's decision (ptx/lex.h); inside one, registers and '.reg' are text
- * (only ${EXPR} in a '//' comment is filled in).
- * Nothing here knows about the module: the splicer (splice.c) checks
- * bindings against the cut interface before rendering.
+ * header and the `.reg` declarations, then checks the body against the
+ * header; the renderer copies the text, filling the holes.  Where a comment
+ * or a string begins and ends is the PTX lexer's decision (ptx/lex.h);
+ * inside one, registers and '.reg' are text (only ${EXPR} in a '//'
+ * comment is filled in).  Nothing here knows about the module: the splicer
+ * (splice.c) checks bindings against the cut interface before rendering.
+ *
+ * The body check.  The header says what the body does to memory, how many
+ * barriers it runs and which formals it writes; the splicer's verdicts rest
+ * on that, so the reader proves it from the body itself.  The body is
+ * expanded by the same walker that renders it (expand below), in a mode
+ * with no recipe: each formal becomes a dummy register of its type ("%d$3"
+ * for %{d[3]}, "%a$" for %{a}: '$' is a name byte in PTX and never one of a
+ * formal's, so no name the author wrote is a dummy), each ${EXPR} is
+ * checked for its syntax and its parameters and becomes "0", locals and
+ * special registers stay as written.  That text, inside a one-function
+ * module that declares the dummies, goes to ptx_parse and df_build, the
+ * parser and dataflow every module goes through; statement by statement,
+ * df_mem_effect says what is loaded and stored where, df_defs what is
+ * written.  A message from the parser names a place in that text, which is
+ * mapped back to the template's own line and column through the record of
+ * the holes whose length changed.
+ *
+ * Decisions:
+ *  - Dummy bindings rather than the recipe's: the template is checked once,
+ *    on its own, by every verb that reads it (`recipe check` without
+ *    --ptxas included), and the errors are the template's, not a recipe's.
+ *    What needs the recipe's values (the numbers, their overflow) is
+ *    checked when rendering.
+ *  - The contract is one-sided where it is safe to be: a body may do less
+ *    than its header declares (a `reads` space it never loads), never more.
+ *    The splicer's verdict uses TplBody, so an over-declared header costs
+ *    nothing.  An `out` formal never written is an error (its module
+ *    register would keep a stale value).  A written `in` formal is the
+ *    splicer's to judge (Formal.written): it is harmless when the register
+ *    bound to it is dead after the cut (a scaffold's accumulator the cut
+ *    overwrites in place), and an error when it is read there.
+ *  - Barriers are counted statically: a body with no branch must execute
+ *    exactly the declared number; one with branches is only held to
+ *    "none under `barriers 0`" (a static count is not an execution count).
+ *    A template without a reads, writes or barriers line declares none.
+ *  - ${EXPR} arithmetic is 64-bit and checked (__builtin_*_overflow): a
+ *    number that does not fit, an overflowing +, -, *, /, % or unary minus,
+ *    and a division by zero are errors at the operator; nesting is bounded
+ *    so no expression can exhaust the stack.
  */
 #include "template.h"
 
 #include "base/file.h"
 #include "ptx/lex.h"
+#include "ptx/parse.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const space_names[SP__COUNT] = {
-	[SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
-	[SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
-	[SP_TEX] = "tex",         [SP_SURF] = "surf",
+    [SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
+    [SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
+    [SP_TEX] = "tex",         [SP_SURF] = "surf",
 };
 
-static int tpl_err(Err *e, const Template *t, uint32_t line, const char *fmt, ...)
-	PRINTF_LIKE(4, 5);
-static int tpl_err(Err *e, const Template *t, uint32_t line, const char *fmt, ...)
+/* "path:line:col: what", the template's line and a caret under byte `off`
+ * of its text. */
+static int tpl_err(Err *e, const Template *t, size_t off, const char *fmt, ...)
+    PRINTF_LIKE(4, 5);
+static int tpl_err(Err *e, const Template *t, size_t off, const char *fmt, ...)
 {
-	StrBuf sb = STRBUF_INIT;
 	va_list ap;
-	char buf[1024];
+	char buf[1536];
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	sb_addf(&sb, "%s:%u: %s", t->path, line, buf);
-	err_set(e, "%s", sb.p);
-	sb_release(&sb);
-	return -1;
+	return err_at(e, t->path, t->text, t->len, off, "%s", buf);
+}
+
+static size_t off_of(const Template *t, const char *p)
+{
+	return (size_t)(p - t->text);
 }
 
 /* [A-Za-z0-9_$]: a byte of a register or parameter name (the lexer's class) */
 static bool idch(char c)
 {
 	return ptx_lex_is(c, LX_IDCONT);
+}
+
+bool ptx_reg_type(const char *type, size_t n)
+{
+	static const char *const types[] = {
+	    ".pred", ".b8",    ".b16",  ".b32",    ".b64", ".b128", ".u8",
+	    ".u16",  ".u32",   ".u64",  ".s8",     ".s16", ".s32",  ".s64",
+	    ".f16",  ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strlen(types[i]) == n && !memcmp(types[i], type, n))
+			return true;
+	return false;
 }
 
 uint32_t ptx_type_bits(const char *type, size_t n)
@@ -67,6 +124,8 @@ uint32_t ptx_type_bits(const char *type, size_t n)
 		if (!isdigit((unsigned char)type[i]))
 			return 0;
 		v = v * 10 + (uint32_t)(type[i] - '0');
+		if (v > 128)
+			return 0;
 	}
 	return (v == 8 || v == 16 || v == 32 || v == 64 || v == 128) ? v : 0;
 }
@@ -103,12 +162,38 @@ bool ptx_type_compatible(Str want, Str reg)
 bool ptx_special_reg(const char *name, size_t n)
 {
 	static const char *const specials[] = {
-		"%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid",
-		"%nsmid", "%gridid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
-		"%lanemask_gt", "%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo",
-		"%globaltimer_hi", "%total_smem_size", "%aggr_smem_size", "%dynamic_smem_size",
-		"%is_explicit_cluster", "%clusterid", "%nclusterid", "%cluster_ctaid",
-		"%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%current_graph_exec",
+	    "%tid",
+	    "%ntid",
+	    "%laneid",
+	    "%warpid",
+	    "%nwarpid",
+	    "%ctaid",
+	    "%nctaid",
+	    "%smid",
+	    "%nsmid",
+	    "%gridid",
+	    "%lanemask_eq",
+	    "%lanemask_le",
+	    "%lanemask_lt",
+	    "%lanemask_ge",
+	    "%lanemask_gt",
+	    "%clock",
+	    "%clock_hi",
+	    "%clock64",
+	    "%globaltimer",
+	    "%globaltimer_lo",
+	    "%globaltimer_hi",
+	    "%total_smem_size",
+	    "%aggr_smem_size",
+	    "%dynamic_smem_size",
+	    "%is_explicit_cluster",
+	    "%clusterid",
+	    "%nclusterid",
+	    "%cluster_ctaid",
+	    "%cluster_nctaid",
+	    "%cluster_ctarank",
+	    "%cluster_nctarank",
+	    "%current_graph_exec",
 	};
 	/* strip a .x/.y/.z component */
 	size_t k = n;
@@ -151,10 +236,13 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 	Str kw = word(&c);
 	if (!kw.n || str_eqc(kw, "note"))
 		return 0;
-	int dir = str_eqc(kw, "in") ? FM_IN : str_eqc(kw, "out") ? FM_OUT
-	          : str_eqc(kw, "inout") ? FM_INOUT : 0;
+	int dir = str_eqc(kw, "in")      ? FM_IN
+	          : str_eqc(kw, "out")   ? FM_OUT
+	          : str_eqc(kw, "inout") ? FM_INOUT
+	                                 : 0;
 	if (dir) {
 		Str ty = word(&c);
+		const char *at = ty.n ? ty.p : c.p;
 		uint8_t vec = 0;
 		if (ty.n >= 3 && (str_starts(ty, ".v2") || str_starts(ty, ".v4"))) {
 			vec = (uint8_t)(ty.p[2] - '0');
@@ -163,47 +251,85 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 			if (!ty.n) /* ".v2 .b32" written apart */
 				ty = word(&c);
 		}
-		uint32_t bits = ty.n ? ptx_type_bits(ty.p, ty.n) : 0;
-		if (!ty.n || ty.p[0] != '.' || !bits || ty.n >= sizeof(((Formal *)0)->type))
-			return tpl_err(e, t, line, "'%.*s': expected a register type such as .b32",
+		if (!ty.n || ty.p[0] != '.')
+			return tpl_err(e, t, off_of(t, at),
+			               "'%.*s': expected a register type such as .b32",
 			               (int)ty.n, ty.p);
+		if (!ptx_reg_type(ty.p, ty.n) || ty.n >= sizeof(((Formal *)0)->type))
+			return tpl_err(
+			    e, t, off_of(t, ty.p),
+			    "'%.*s' is not a PTX register type (.pred, .b8-.b128, "
+			    ".u8-.u64, "
+			    ".s8-.s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64)",
+			    (int)ty.n, ty.p);
+		if (vec && str_eqc(ty, ".pred"))
+			return tpl_err(e, t, off_of(t, at),
+			               "a predicate cannot be a vector register");
+		uint32_t bits = ptx_type_bits(ty.p, ty.n);
 		int nnames = 0;
 		for (Str w = word(&c); w.n; w = word(&c), nnames++) {
 			Formal f = {0};
 			size_t k = 0;
-			while (k < w.n && (isalnum((unsigned char)w.p[k]) || w.p[k] == '_'))
+			while (k < w.n &&
+			       (isalnum((unsigned char)w.p[k]) || w.p[k] == '_'))
 				k++;
 			if (!k || isdigit((unsigned char)w.p[0]))
-				return tpl_err(e, t, line, "'%.*s': a formal name is letters, digits and '_'",
-				               (int)w.n, w.p);
+				return tpl_err(
+				    e, t, off_of(t, w.p),
+				    "'%.*s': a formal name is letters, digits and '_'",
+				    (int)w.n, w.p);
 			if (k < w.n) {
 				char *q;
-				if (w.p[k] != '[' || w.p[w.n - 1] != ']')
-					return tpl_err(e, t, line, "'%.*s': expected NAME or NAME[N]", (int)w.n, w.p);
+				if (w.p[k] != '[' || w.p[w.n - 1] != ']' ||
+				    !isdigit((unsigned char)w.p[k + 1]))
+					return tpl_err(e, t, off_of(t, w.p),
+					               "'%.*s': expected NAME or NAME[N]",
+					               (int)w.n, w.p);
 				unsigned long v = strtoul(w.p + k + 1, &q, 10);
 				if (q != w.p + w.n - 1 || v == 0 || v > 65536)
-					return tpl_err(e, t, line, "'%.*s': bad list length", (int)w.n, w.p);
+					return tpl_err(e, t, off_of(t, w.p),
+					               "'%.*s': bad list length",
+					               (int)w.n, w.p);
 				f.count = (uint32_t)v;
 			}
 			if (tpl_formal(t, w.p, k))
-				return tpl_err(e, t, line, "formal '%.*s' declared twice", (int)k, w.p);
+				return tpl_err(e, t, off_of(t, w.p),
+				               "formal '%.*s' declared twice", (int)k,
+				               w.p);
+			uint32_t regs = f.count ? f.count : 1;
+			if (regs > TPL_MAX_REGS - t->formal_regs)
+				return tpl_err(e, t, off_of(t, w.p),
+				               "'%.*s': the formals stand for more than "
+				               "%u registers",
+				               (int)w.n, w.p, TPL_MAX_REGS);
+			t->formal_regs += regs;
 			f.name = xstrndup(w.p, k);
 			memcpy(f.type, ty.p, ty.n);
 			f.bits = bits;
 			f.vec = vec;
 			f.dir = (uint8_t)dir;
 			f.line = line;
+			f.off = (uint32_t)off_of(t, w.p);
 			VEC_PUSH(t->formals, f);
 		}
 		if (!nnames)
-			return tpl_err(e, t, line, "'%.*s' names no formal", (int)kw.n, kw.p);
+			return tpl_err(e, t, off_of(t, kw.p), "'%.*s' names no formal",
+			               (int)kw.n, kw.p);
 		return 0;
 	}
 	if (str_eqc(kw, "param")) {
 		for (Str w = word(&c); w.n; w = word(&c)) {
 			for (size_t i = 0; i < w.n; i++)
-				if (!(isalnum((unsigned char)w.p[i]) || w.p[i] == '_') || isdigit((unsigned char)w.p[0]))
-					return tpl_err(e, t, line, "'%.*s': a parameter name is letters, digits and '_'",
+				if (!(isalnum((unsigned char)w.p[i]) || w.p[i] == '_') ||
+				    isdigit((unsigned char)w.p[0]))
+					return tpl_err(e, t, off_of(t, w.p),
+					               "'%.*s': a parameter name is "
+					               "letters, digits and '_'",
+					               (int)w.n, w.p);
+			for (size_t i = 0; i < t->params.n; i++)
+				if (str_eqc(w, t->params.v[i]))
+					return tpl_err(e, t, off_of(t, w.p),
+					               "parameter '%.*s' declared twice",
 					               (int)w.n, w.p);
 			VEC_PUSH(t->params, xstrndup(w.p, w.n));
 		}
@@ -220,9 +346,11 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 				if (str_eqc(w, space_names[i]))
 					sp = i;
 			if (sp < 0)
-				return tpl_err(e, t, line,
-				               "'%.*s': expected a state space (global shared local const param "
-				               "generic tex surf) or none", (int)w.n, w.p);
+				return tpl_err(e, t, off_of(t, w.p),
+				               "'%.*s': expected a state space (global "
+				               "shared local const param "
+				               "generic tex surf) or none",
+				               (int)w.n, w.p);
 			*mask |= 1u << sp;
 		}
 		return 0;
@@ -232,26 +360,31 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 		char *q;
 		char buf[32];
 		if (!w.n || w.n >= sizeof buf)
-			return tpl_err(e, t, line, "'barriers' needs a count");
+			return tpl_err(e, t, off_of(t, w.n ? w.p : kw.p),
+			               "'barriers' needs a count");
 		memcpy(buf, w.p, w.n);
 		buf[w.n] = 0;
 		long v = strtol(buf, &q, 10);
-		if (*q || v < 0 || v > 1000000)
-			return tpl_err(e, t, line, "'%s': bad barrier count", buf);
+		if (*q || !isdigit((unsigned char)buf[0]) || v > 1000000)
+			return tpl_err(e, t, off_of(t, w.p), "'%s': bad barrier count",
+			               buf);
 		t->barriers = (int)v;
 		return 0;
 	}
-	return tpl_err(e, t, line,
-	               "unknown header directive '%.*s' (expected in, out, inout, param, reads, "
-	               "writes, barriers, note)", (int)kw.n, kw.p);
+	return tpl_err(
+	    e, t, off_of(t, kw.p),
+	    "unknown header directive '%.*s' (expected in, out, inout, param, reads, "
+	    "writes, barriers, note)",
+	    (int)kw.n, kw.p);
 }
 
 /* `.reg .b32 %t<4>, %u;` starting at p (just after ".reg"). */
-static int reg_line(Template *t, const char *p, const char *end, uint32_t line, Err *e)
+static int reg_line(Template *t, const char *p, const char *end, Err *e)
 {
 	const char *semi = memchr(p, ';', (size_t)(end - p));
 	if (!semi)
-		return tpl_err(e, t, line, "'.reg' declaration without ';' on its line");
+		return tpl_err(e, t, off_of(t, p) - 4,
+		               "'.reg' declaration without ';' on its line");
 	const char *q = p;
 	while (q < semi) {
 		while (q < semi && (isspace((unsigned char)*q) || *q == ','))
@@ -264,22 +397,30 @@ static int reg_line(Template *t, const char *p, const char *end, uint32_t line, 
 			continue;
 		}
 		if (*q != '%')
-			return tpl_err(e, t, line, "local '%.*s': template locals are %%names", (int)(semi - s), s);
+			return tpl_err(e, t, off_of(t, s),
+			               "local '%.*s': template locals are %%names",
+			               (int)(semi - s), s);
 		q = ptx_lex_idcont(q + 1, semi);
+		unsigned line, col;
+		err_line_col(t->text, t->len, off_of(t, s), &line, &col);
 		TplLocal l = {xstrndup(s, (size_t)(q - s)), 0, line};
 		if (q < semi && *q == '<') {
 			char *z;
-			unsigned long v = strtoul(q + 1, &z, 10);
-			if (*z != '>' || v == 0) {
+			unsigned long v =
+			    isdigit((unsigned char)q[1]) ? strtoul(q + 1, &z, 10) : 0;
+			if (!v || *z != '>' || v > (1u << 24)) {
 				free(l.name);
-				return tpl_err(e, t, line, "bad register range in '.reg'");
+				return tpl_err(e, t, off_of(t, q),
+				               "bad register range in '.reg'");
 			}
 			l.count = (uint32_t)v;
 			q = z + 1;
 		}
 		for (size_t i = 0; i < t->formals.n; i++)
 			if (!strcmp(t->formals.v[i].name, l.name + 1)) {
-				int rc = tpl_err(e, t, line, "local '%s' has the name of a formal", l.name);
+				int rc = tpl_err(e, t, off_of(t, s),
+				                 "local '%s' has the name of a formal",
+				                 l.name);
 				free(l.name);
 				return rc;
 			}
@@ -288,6 +429,8 @@ static int reg_line(Template *t, const char *p, const char *end, uint32_t line, 
 	return 0;
 }
 
+static int check_body(Template *t, Err *e);
+
 int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *e)
 {
 	memset(t, 0, sizeof(*t));
@@ -295,6 +438,11 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 	t->text = xstrndup(text, len);
 	t->len = len;
 	t->barriers = -1;
+	if (len && memchr(text, 0, len)) {
+		tpl_err(e, t, (size_t)((const char *)memchr(text, 0, len) - text),
+		        "NUL byte in the template");
+		goto fail;
+	}
 	/* Header lines and .reg lines are recognised where a line starts (after
 	 * blanks); the lexer steps over comments (block comments spanning lines
 	 * included) and strings, so nothing inside them counts. */
@@ -327,20 +475,15 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 			} else if (k.kind == TK_DIRECTIVE && k.n == 4 &&
 			           !memcmp(k.p, ".reg", 4) &&
 			           (k.p + 4 == eol || isspace((unsigned char)k.p[4]))) {
-				if (reg_line(t, k.p + 4, eol, line, e) < 0)
+				if (reg_line(t, k.p + 4, eol, e) < 0)
 					goto fail;
 			}
 		}
 		bol = false;
 	}
 	t->nlines = len ? lx.line - (t->text[len - 1] == '\n') : 0;
-	/* formals' list names must not clash with locals */
-	for (size_t i = 0; i < t->params.n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(t->params.v[i], t->params.v[j])) {
-				tpl_err(e, t, 1, "parameter '%s' declared twice", t->params.v[i]);
-				goto fail;
-			}
+	if (check_body(t, e) < 0)
+		goto fail;
 	return 0;
 fail:
 	tpl_release(t);
@@ -363,8 +506,10 @@ void tpl_release(Template *t)
 {
 	free(t->path);
 	free(t->text);
-	for (size_t i = 0; i < t->formals.n; i++)
+	for (size_t i = 0; i < t->formals.n; i++) {
 		free(t->formals.v[i].name);
+		free(t->formals.v[i].written);
+	}
 	VEC_FREE(t->formals);
 	for (size_t i = 0; i < t->params.n; i++)
 		free(t->params.v[i]);
@@ -378,21 +523,24 @@ void tpl_release(Template *t)
 const Formal *tpl_formal(const Template *t, const char *name, size_t n)
 {
 	for (size_t i = 0; i < t->formals.n; i++)
-		if (strlen(t->formals.v[i].name) == n && !memcmp(t->formals.v[i].name, name, n))
+		if (strlen(t->formals.v[i].name) == n &&
+		    !memcmp(t->formals.v[i].name, name, n))
 			return &t->formals.v[i];
 	return NULL;
 }
 
-/* ---- rendering ----------------------------------------------------------- */
+/* ---- ${EXPR}: checked 64-bit arithmetic ------------------------------------ */
 
 typedef struct {
 	const Template *t;
-	const Recipe *r;
+	const Recipe *r; /* NULL: syntax and names only, every value 0 */
 	const char *p, *end;
-	uint32_t line;
 	Err *e;
 	int failed;
+	int depth;
 } Expr;
+
+#define EXPR_DEPTH 64
 
 static int64_t expr_sum(Expr *x);
 
@@ -402,60 +550,108 @@ static void expr_ws(Expr *x)
 		x->p++;
 }
 
+static int64_t expr_fail(Expr *x, const char *at, const char *fmt, ...) PRINTF_LIKE(3, 4);
+static int64_t expr_fail(Expr *x, const char *at, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (!x->failed)
+		x->failed = tpl_err(x->e, x->t, off_of(x->t, at), "%s", buf);
+	return 0;
+}
+
+/* a op b, or an error at `at` (the operator) when the result does not fit */
+static int64_t expr_apply(Expr *x, const char *at, char op, int64_t a, int64_t b)
+{
+	int64_t v = 0;
+	bool over = false;
+	if (!x->r)
+		return 0;
+	switch (op) {
+	case '+':
+		over = __builtin_add_overflow(a, b, &v);
+		break;
+	case '-':
+		over = __builtin_sub_overflow(a, b, &v);
+		break;
+	case '*':
+		over = __builtin_mul_overflow(a, b, &v);
+		break;
+	default: /* '/' and '%': INT64_MIN / -1 is the one quotient that does not fit */
+		if (b == 0)
+			return expr_fail(x, at, "division by zero in ${...}: %lld %c 0",
+			                 (long long)a, op);
+		over = a == INT64_MIN && b == -1;
+		if (!over)
+			v = op == '/' ? a / b : a % b;
+		break;
+	}
+	if (over)
+		return expr_fail(x, at, "${...} overflows 64 bits: %lld %c %lld",
+		                 (long long)a, op, (long long)b);
+	return v;
+}
+
 static int64_t expr_atom(Expr *x)
 {
 	expr_ws(x);
-	if (x->p >= x->end) {
-		x->failed = tpl_err(x->e, x->t, x->line, "incomplete ${...} expression");
-		return 0;
-	}
+	if (x->p >= x->end)
+		return expr_fail(x, x->p, "incomplete ${...} expression");
+	if (++x->depth > EXPR_DEPTH)
+		return expr_fail(x, x->p, "${...} nested more than %d deep", EXPR_DEPTH);
 	char c = *x->p;
+	int64_t v = 0;
 	if (c == '(') {
 		x->p++;
-		int64_t v = expr_sum(x);
+		v = expr_sum(x);
 		expr_ws(x);
-		if (x->p >= x->end || *x->p != ')') {
-			x->failed = tpl_err(x->e, x->t, x->line, "missing ')' in ${...}");
-			return 0;
-		}
+		if (!x->failed && (x->p >= x->end || *x->p != ')'))
+			return expr_fail(x, x->p, "missing ')' in ${...}");
 		x->p++;
-		return v;
-	}
-	if (c == '-') {
-		x->p++;
-		return -expr_atom(x);
-	}
-	if (isdigit((unsigned char)c)) {
+	} else if (c == '-') {
+		const char *at = x->p++;
+		int64_t w = expr_atom(x);
+		if (x->r && !x->failed && __builtin_sub_overflow((int64_t)0, w, &v))
+			return expr_fail(x, at, "${...} overflows 64 bits: -(%lld)",
+			                 (long long)w);
+	} else if (isdigit((unsigned char)c)) {
 		char *q;
-		int64_t v = (int64_t)strtoll(x->p, &q, 0);
+		errno = 0;
+		long long n = strtoll(x->p, &q, 0);
+		if (errno == ERANGE)
+			return expr_fail(x, x->p, "'%.*s' does not fit in 64 bits",
+			                 (int)(q - x->p), x->p);
 		x->p = q;
-		return v;
-	}
-	if (isalpha((unsigned char)c) || c == '_') {
+		v = x->r ? (int64_t)n : 0;
+	} else if (isalpha((unsigned char)c) || c == '_') {
 		const char *s = x->p;
 		while (x->p < x->end && (isalnum((unsigned char)*x->p) || *x->p == '_'))
 			x->p++;
 		size_t n = (size_t)(x->p - s);
 		bool declared = false;
 		for (size_t i = 0; i < x->t->params.n; i++)
-			if (strlen(x->t->params.v[i]) == n && !memcmp(x->t->params.v[i], s, n))
+			if (strlen(x->t->params.v[i]) == n &&
+			    !memcmp(x->t->params.v[i], s, n))
 				declared = true;
-		if (!declared) {
-			x->failed = tpl_err(x->e, x->t, x->line,
-			                    "parameter '%.*s' is not declared ('//! param %.*s')", (int)n, s,
-			                    (int)n, s);
-			return 0;
+		if (!declared)
+			return expr_fail(
+			    x, s, "parameter '%.*s' is not declared ('//! param %.*s')",
+			    (int)n, s, (int)n, s);
+		if (x->r) {
+			const RecipeParam *rp = rcp_param_find(x->r, s, n);
+			if (!rp)
+				return expr_fail(
+				    x, s, "parameter '%.*s' has no value in the recipe",
+				    (int)n, s);
+			v = rp->value;
 		}
-		const RecipeParam *rp = rcp_param_find(x->r, s, n);
-		if (!rp) {
-			x->failed = tpl_err(x->e, x->t, x->line, "parameter '%.*s' has no value in the recipe",
-			                    (int)n, s);
-			return 0;
-		}
-		return rp->value;
-	}
-	x->failed = tpl_err(x->e, x->t, x->line, "unexpected '%c' in ${...}", c);
-	return 0;
+	} else
+		return expr_fail(x, x->p, "unexpected '%c' in ${...}", c);
+	x->depth--;
+	return v;
 }
 
 static int64_t expr_prod(Expr *x)
@@ -463,17 +659,13 @@ static int64_t expr_prod(Expr *x)
 	int64_t v = expr_atom(x);
 	for (;;) {
 		expr_ws(x);
-		if (x->failed || x->p >= x->end || (*x->p != '*' && *x->p != '/' && *x->p != '%'))
+		if (x->failed || x->p >= x->end ||
+		    (*x->p != '*' && *x->p != '/' && *x->p != '%'))
 			return v;
-		char op = *x->p++;
+		const char *at = x->p++;
 		int64_t w = expr_atom(x);
-		if (op == '*')
-			v *= w;
-		else if (w == 0) {
-			x->failed = tpl_err(x->e, x->t, x->line, "division by zero in ${...}");
-			return 0;
-		} else
-			v = op == '/' ? v / w : v % w;
+		if (!x->failed)
+			v = expr_apply(x, at, *at, v, w);
 	}
 }
 
@@ -484,11 +676,29 @@ static int64_t expr_sum(Expr *x)
 		expr_ws(x);
 		if (x->failed || x->p >= x->end || (*x->p != '+' && *x->p != '-'))
 			return v;
-		char op = *x->p++;
+		const char *at = x->p++;
 		int64_t w = expr_prod(x);
-		v = op == '+' ? v + w : v - w;
+		if (!x->failed)
+			v = expr_apply(x, at, *at, v, w);
 	}
 }
+
+/* The value of the expression in [p, end) (the inside of "${...}"), into
+ * *v; -1 when it fails (the message set).  All of it must be read. */
+static int expr_eval(const Template *t, const Recipe *r, const char *p, const char *end,
+                     int64_t *v, Err *e)
+{
+	Expr x = {t, r, p, end, e, 0, 0};
+	*v = expr_sum(&x);
+	if (x.failed)
+		return -1;
+	expr_ws(&x);
+	if (x.p != end)
+		return tpl_err(e, t, off_of(t, x.p), "unexpected '%c' in ${...}", *x.p);
+	return 0;
+}
+
+/* ---- expanding the holes -------------------------------------------------- */
 
 static const TplLocal *local_of(const Template *t, const char *s, size_t n)
 {
@@ -512,124 +722,536 @@ static const TplLocal *local_of(const Template *t, const char *s, size_t n)
 	return NULL;
 }
 
-int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *out, Err *e)
+/* A hole whose replacement has another length: [chk0, chk1) of the
+ * expanded text stands for [tpl0, tpl1) of the template. */
+typedef struct {
+	size_t chk0, chk1, tpl0, tpl1;
+} Hole;
+
+typedef struct {
+	const Template *t;
+	const Recipe *r;    /* NULL: the body check's expansion (the essay) */
+	const char *prefix; /* the locals' fresh prefix (rendering) */
+	StrBuf *out;
+	VEC(Hole) holes; /* the body check's */
+	Err *e;
+} Expand;
+
+/* The body check's stand-in for element idx (-1: a scalar) of formal f. */
+static void dummy_name(StrBuf *out, const Formal *f, long idx)
 {
-	const char *p = t->text, *end = p + t->len;
-	uint32_t line = 1;
-	while (p < end) {
+	if (idx < 0)
+		sb_addf(out, "%%%s$", f->name);
+	else
+		sb_addf(out, "%%%s$%ld", f->name, idx);
+}
+
+static void hole(Expand *x, size_t chk0, const char *from, const char *to)
+{
+	if (x->r)
+		return;
+	Hole h = {chk0, x->out->n, off_of(x->t, from), off_of(x->t, to)};
+	VEC_PUSH(x->holes, h);
+}
+
+/* %{name} or %{name[i]} at p: the binding's register (rendering) or the
+ * formal's dummy (the body check). */
+static const char *expand_formal(Expand *x, const char *p, const char *end)
+{
+	const Template *t = x->t;
+	Err *e = x->e;
+	const char *s = p + 2, *z = s;
+	while (z < end && *z != '}' && *z != '\n')
+		z++;
+	if (z >= end || *z != '}')
+		return tpl_err(e, t, off_of(t, p), "unterminated '%%{'"), NULL;
+	const char *br = memchr(s, '[', (size_t)(z - s));
+	size_t nlen = (size_t)((br ? br : z) - s);
+	int hl = (int)(z - s);
+	const Formal *f = tpl_formal(t, s, nlen);
+	if (!f)
+		return tpl_err(e, t, off_of(t, p),
+		               "'%%{%.*s}': no such formal in the header", hl, s),
+		       NULL;
+	long idx = -1;
+	if (br) {
+		char *q;
+		idx = isdigit((unsigned char)br[1]) ? strtol(br + 1, &q, 10) : -1;
+		if (idx < 0 || *q != ']' || q + 1 != z)
+			return tpl_err(e, t, off_of(t, p), "'%%{%.*s}': bad index", hl,
+			               s),
+			       NULL;
+	}
+	if (f->count && (idx < 0 || (unsigned long)idx >= f->count))
+		return tpl_err(
+		           e, t, off_of(t, p),
+		           "'%%{%.*s}': formal '%s' is a list of %u: give an index 0..%u",
+		           hl, s, f->name, f->count, f->count - 1),
+		       NULL;
+	if (!f->count && idx >= 0)
+		return tpl_err(e, t, off_of(t, p),
+		               "'%%{%.*s}': formal '%s' is not a list", hl, s, f->name),
+		       NULL;
+	if (!x->r) {
+		size_t at = x->out->n;
+		dummy_name(x->out, f, idx);
+		hole(x, at, p, z + 1);
+		return z + 1;
+	}
+	const RecipeBind *b = rcp_bind_find(x->r, f->name);
+	if (!b)
+		return tpl_err(e, t, off_of(t, p),
+		               "formal '%s' is not bound by the recipe", f->name),
+		       NULL;
+	uint32_t k = idx < 0 ? 0 : (uint32_t)idx;
+	if (k >= b->nregs)
+		return tpl_err(e, t, off_of(t, p),
+		               "'%%{%.*s}': the binding has %u registers", hl, s,
+		               b->nregs),
+		       NULL;
+	sb_adds(x->out, b->regs[k]);
+	return z + 1;
+}
+
+/* ${EXPR} at p: its value (rendering) or "0" once it is known to be
+ * well formed (the body check). */
+static const char *expand_expr(Expand *x, const char *p, const char *end)
+{
+	const char *z = p + 2;
+	while (z < end && *z != '}' && *z != '\n')
+		z++;
+	if (z >= end || *z != '}')
+		return tpl_err(x->e, x->t, off_of(x->t, p), "unterminated '${'"), NULL;
+	int64_t v;
+	if (expr_eval(x->t, x->r, p + 2, z, &v, x->e) < 0)
+		return NULL;
+	size_t at = x->out->n;
+	sb_addf(x->out, "%lld", (long long)v);
+	hole(x, at, p, z + 1);
+	return z + 1;
+}
+
+/* A comment or a string at p, verbatim as the lexer delimits it, except
+ * that ${EXPR} is filled in in '//' comments when rendering (so the output
+ * documents the numbers it was made with; the body check checks them and
+ * keeps the text); header lines (//!) stay as written. */
+static const char *expand_trivia(Expand *x, const char *p, const char *end)
+{
+	Lexer lx = ptx_lex_init(p, (size_t)(end - p));
+	Token k = ptx_lex_next(&lx);
+	const char *z = p + k.n;
+	/* Unterminated, it would hide the holes after it from this walk, and
+	 * the parser may not see it either (a .loc line is read as text). */
+	if (k.kind == TK_BAD)
+		return tpl_err(x->e, x->t, off_of(x->t, p), "unterminated %s",
+		               *p == '"' ? "string" : "comment"),
+		       NULL;
+	if (k.kind == TK_COMMENT && p[1] == '/' && !(k.n >= 3 && p[2] == '!')) {
+		const char *q = p;
+		while (q < z) {
+			const char *d = memchr(q, '$', (size_t)(z - q));
+			while (d && !(d + 1 < z && d[1] == '{'))
+				d = memchr(d + 1, '$', (size_t)(z - d - 1));
+			const char *c = d ? memchr(d, '}', (size_t)(z - d)) : NULL;
+			if (!d || !c)
+				break;
+			int64_t v;
+			if (expr_eval(x->t, x->r, d + 2, c, &v, x->e) < 0)
+				return NULL;
+			if (x->r) {
+				sb_addn(x->out, q, (size_t)(d - q));
+				sb_addf(x->out, "%lld", (long long)v);
+				p = c + 1;
+			}
+			q = c + 1;
+		}
+	}
+	sb_addn(x->out, p, (size_t)(z - p));
+	return z;
+}
+
+/* A %name at p: a local (renamed when rendering), a special register, or
+ * an error. */
+/* A name or number [s, p) that took the '$' of a "${" hole as one of its
+ * bytes ('$' is a name byte): the hole would be left in the text.  Refused
+ * rather than pasted, so "${" and "%{" are holes wherever they stand. */
+static bool glued_hole(Expand *x, const char *s, const char *p, const char *end)
+{
+	if (!(p > s && p[-1] == '$' && p < end && *p == '{'))
+		return false;
+	tpl_err(x->e, x->t, off_of(x->t, p - 1),
+	        "'%.*s{': a ${...} cannot continue a name or a number", (int)(p - s), s);
+	return true;
+}
+
+static const char *expand_reg(Expand *x, const char *p, const char *end)
+{
+	const Template *t = x->t;
+	const char *s = p;
+	p = ptx_lex_idcont(p + 1, end);
+	if (glued_hole(x, s, p, end))
+		return NULL;
+	size_t n = (size_t)(p - s);
+	bool local = local_of(t, s, n) != NULL;
+	if (!local && p < end && *p == '<') /* the name of a range in its .reg line */
+		for (size_t i = 0; i < t->locals.n; i++)
+			if (t->locals.v[i].count && strlen(t->locals.v[i].name) == n &&
+			    !memcmp(t->locals.v[i].name, s, n))
+				local = true;
+	if (local && x->r) {
+		sb_adds(x->out, x->prefix);
+		sb_addn(x->out, s + 1, n - 1);
+	} else if (local || ptx_special_reg(s, n)) {
+		sb_addn(x->out, s, n);
+	} else
+		return tpl_err(x->e, t, off_of(t, s),
+		               "register '%.*s' is neither a template local (.reg) nor a "
+		               "formal "
+		               "(%%{...}) nor a special register",
+		               (int)n, s),
+		       NULL;
+	return p;
+}
+
+/* The template's text with its holes filled, into x->out.  One walk for
+ * rendering and for the body check, so the check parses what is spliced. */
+static int expand(Expand *x)
+{
+	const char *p = x->t->text, *end = p + x->t->len;
+	while (p) {
+		if (p >= end)
+			return 0;
 		char c = *p;
-		if (c == '\n') {
-			line++;
-			sb_addc(out, c);
-			p++;
-		} else if ((c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) ||
-		           c == '"') {
-			/* a comment or a string: verbatim (as the lexer delimits it),
-			 * except that ${EXPR} is filled in in '//' comments (so the
-			 * output documents the numbers it was made with); header
-			 * lines (//!) stay as written */
-			Lexer lx = ptx_lex_init(p, (size_t)(end - p));
-			Token k = ptx_lex_next(&lx);
-			const char *z = p + k.n;
-			if (k.kind == TK_COMMENT && p[1] == '/' &&
-			    !(k.n >= 3 && p[2] == '!')) {
-				while (p < z) {
-					const char *d = memchr(p, '$', (size_t)(z - p));
-					while (d && !(d + 1 < z && d[1] == '{'))
-						d = memchr(d + 1, '$',
-						           (size_t)(z - d - 1));
-					const char *q =
-					    d ? memchr(d, '}', (size_t)(z - d)) : NULL;
-					if (!d || !q)
-						break;
-					sb_addn(out, p, (size_t)(d - p));
-					Expr x = {t, r, d + 2, q, line, e, 0};
-					int64_t v = expr_sum(&x);
-					if (x.failed)
-						return -1;
-					sb_addf(out, "%lld", (long long)v);
-					p = q + 1;
-				}
-			}
-			sb_addn(out, p, (size_t)(z - p));
-			p = z;
-			line += lx.line - 1;
+		if ((c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) ||
+		    c == '"') {
+			p = expand_trivia(x, p, end);
 		} else if (c == '%' && p + 1 < end && p[1] == '{') {
-			const char *s = p + 2, *z = s;
-			while (z < end && *z != '}' && *z != '\n')
-				z++;
-			if (z >= end || *z != '}')
-				return tpl_err(e, t, line, "unterminated '%%{'");
-			const char *br = memchr(s, '[', (size_t)(z - s));
-			size_t nlen = (size_t)((br ? br : z) - s);
-			const Formal *f = tpl_formal(t, s, nlen);
-			if (!f)
-				return tpl_err(e, t, line, "'%%{%.*s}': no such formal in the header", (int)(z - s), s);
-			long idx = -1;
-			if (br) {
-				char *q;
-				idx = strtol(br + 1, &q, 10);
-				if (q == br + 1 || *q != ']' || q + 1 != z || idx < 0)
-					return tpl_err(e, t, line, "'%%{%.*s}': bad index", (int)(z - s), s);
-			}
-			if (f->count && (idx < 0 || (uint32_t)idx >= f->count))
-				return tpl_err(e, t, line, "'%%{%.*s}': formal '%s' is a list of %u: give an index "
-				               "0..%u", (int)(z - s), s, f->name, f->count, f->count - 1);
-			if (!f->count && idx >= 0)
-				return tpl_err(e, t, line, "'%%{%.*s}': formal '%s' is not a list", (int)(z - s), s,
-				               f->name);
-			const RecipeBind *b = rcp_bind_find(r, f->name);
-			if (!b)
-				return tpl_err(e, t, line, "formal '%s' is not bound by the recipe", f->name);
-			uint32_t k = idx < 0 ? 0 : (uint32_t)idx;
-			if (k >= b->nregs)
-				return tpl_err(e, t, line, "'%%{%.*s}': the binding has %u registers", (int)(z - s),
-				               s, b->nregs);
-			sb_adds(out, b->regs[k]);
-			p = z + 1;
+			p = expand_formal(x, p, end);
 		} else if (c == '$' && p + 1 < end && p[1] == '{') {
-			const char *z = p + 2;
-			while (z < end && *z != '}' && *z != '\n')
-				z++;
-			if (z >= end || *z != '}')
-				return tpl_err(e, t, line, "unterminated '${'");
-			Expr x = {t, r, p + 2, z, line, e, 0};
-			int64_t v = expr_sum(&x);
-			if (x.failed)
-				return -1;
-			expr_ws(&x);
-			if (x.p != z)
-				return tpl_err(e, t, line, "unexpected '%c' in ${...}", *x.p);
-			sb_addf(out, "%lld", (long long)v);
-			p = z + 1;
+			p = expand_expr(x, p, end);
 		} else if (c == '%' && p + 1 < end &&
 		           (isalpha((unsigned char)p[1]) || p[1] == '_' || p[1] == '$')) {
-			const char *s = p;
-			p = ptx_lex_idcont(p + 1, end);
-			size_t n = (size_t)(p - s);
-			bool local = local_of(t, s, n) != NULL;
-			if (!local && p < end && *p == '<') /* the name of a range in its .reg line */
-				for (size_t i = 0; i < t->locals.n; i++)
-					if (t->locals.v[i].count && strlen(t->locals.v[i].name) == n &&
-					    !memcmp(t->locals.v[i].name, s, n))
-						local = true;
-			if (local) {
-				sb_adds(out, prefix);
-				sb_addn(out, s + 1, n - 1);
-			} else if (ptx_special_reg(s, n)) {
-				sb_addn(out, s, n);
-			} else
-				return tpl_err(e, t, line,
-				               "register '%.*s' is neither a template local (.reg) nor a formal "
-				               "(%%{...}) nor a special register", (int)n, s);
+			p = expand_reg(x, p, end);
 		} else if (idch(c)) {
 			const char *s = p;
 			p = ptx_lex_idcont(p, end);
-			sb_addn(out, s, (size_t)(p - s));
+			if (glued_hole(x, s, p, end))
+				return -1;
+			sb_addn(x->out, s, (size_t)(p - s));
 		} else {
-			sb_addc(out, c);
+			sb_addc(x->out, c);
 			p++;
 		}
 	}
+	return -1;
+}
+
+int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *out,
+               Err *e)
+{
+	Expand x = {t, r, prefix, out, {0}, e};
+	return expand(&x);
+}
+
+/* ---- the body against the header ------------------------------------------- */
+
+/* The one-function module the body is parsed in: the prefix declares the
+ * formals' dummies, the body follows from its first byte, the suffix
+ * closes the function. */
+#define CHECK_NAME "template body"
+
+typedef struct {
+	Template *t;
+	Expand x;     /* its out: the whole module's text */
+	size_t body0; /* where the expanded body starts */
+	size_t body1; /* ... and ends */
+	Module *m;
+	Dataflow *df;
+	Err *e;
+} Check;
+
+/* Template offset of byte `off` of the module's text. */
+static size_t tpl_off(const Check *c, size_t off)
+{
+	if (off < c->body0)
+		return 0;
+	if (off >= c->body1)
+		return c->t->len;
+	off -= c->body0;
+	size_t delta_at = 0, tpl_at = 0; /* the last hole passed: its ends */
+	for (size_t i = 0; i < c->x.holes.n; i++) {
+		const Hole *h = &c->x.holes.v[i];
+		size_t c0 = h->chk0 - c->body0, c1 = h->chk1 - c->body0;
+		if (off < c0)
+			break;
+		if (off < c1)
+			return h->tpl0;
+		delta_at = c1;
+		tpl_at = h->tpl1;
+	}
+	return tpl_at + (off - delta_at);
+}
+
+static void declare_dummies(StrBuf *sb, const Template *t)
+{
+	for (size_t i = 0; i < t->formals.n; i++) {
+		const Formal *f = &t->formals.v[i];
+		sb_adds(sb, "\t.reg ");
+		if (f->vec)
+			sb_addf(sb, ".v%u ", f->vec);
+		sb_addf(sb, "%s ", f->type);
+		if (!f->count)
+			dummy_name(sb, f, -1);
+		for (uint32_t k = 0; k < f->count; k++) {
+			if (k)
+				sb_adds(sb, ", ");
+			dummy_name(sb, f, (long)k);
+		}
+		sb_adds(sb, ";\n");
+	}
+}
+
+/* The parser's "NAME:LINE:COL: what" (and its source line), said again at
+ * the template's own line and column. */
+static int parse_error(Check *c, const Err *pe)
+{
+	const char *msg = err_msg(pe);
+	size_t nn = strlen(CHECK_NAME);
+	unsigned line = 0, col = 0;
+	int used = 0;
+	if (strncmp(msg, CHECK_NAME ":", nn + 1) ||
+	    sscanf(msg + nn + 1, "%u:%u: %n", &line, &col, &used) != 2 || !used)
+		return tpl_err(c->e, c->t, 0, "%s",
+		               strncmp(msg, CHECK_NAME ": ", nn + 2) ? msg
+		                                                     : msg + nn + 2);
+	const char *what = msg + nn + 1 + used;
+	size_t wn = strcspn(what, "\n");
+	/* the byte the parser pointed at */
+	const char *s = c->x.out->p;
+	size_t n = c->x.out->n, off = 0;
+	for (unsigned l = 1; l < line && off < n; off++)
+		l += s[off] == '\n';
+	off += col - 1;
+	if (off < c->body0 || off >= c->body1)
+		return tpl_err(c->e, c->t, c->t->len, "%.*s (at the end of the template)",
+		               (int)wn, what);
+	return tpl_err(c->e, c->t, tpl_off(c, off), "%.*s", (int)wn, what);
+}
+
+/* The body's braces balance (as the lexer sees them: not in comments and
+ * strings), so that the function the body is parsed in is closed by its
+ * own '}' and nothing else. */
+static int check_braces(const Check *c)
+{
+	const char *s = c->x.out->p + c->body0;
+	Lexer lx = ptx_lex_init(s, c->body1 - c->body0);
+	VEC(size_t) open = {0};
+	int rc = 0;
+	for (;;) {
+		Token k = ptx_lex_next(&lx);
+		if (k.kind == TK_END)
+			break;
+		if (k.kind != TK_PUNCT || (*k.p != '{' && *k.p != '}'))
+			continue;
+		if (*k.p == '{') {
+			VEC_PUSH(open, (size_t)(k.p - c->x.out->p));
+		} else if (!open.n) {
+			rc = tpl_err(c->e, c->t, tpl_off(c, (size_t)(k.p - c->x.out->p)),
+			             "this '}' closes no '{' of the template");
+			break;
+		} else
+			open.n--;
+	}
+	if (!rc && open.n)
+		rc = tpl_err(c->e, c->t, tpl_off(c, open.v[open.n - 1]),
+		             "this '{' is not closed in the template");
+	VEC_FREE(open);
+	return rc;
+}
+
+static int stmt_err(const Check *c, const Stmt *s, const char *fmt, ...)
+    PRINTF_LIKE(3, 4);
+static int stmt_err(const Check *c, const Stmt *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return tpl_err(c->e, c->t, tpl_off(c, s->off), "%s", buf);
+}
+
+static uint32_t tpl_line(const Check *c, const Stmt *s)
+{
+	unsigned line, col;
+	err_line_col(c->t->text, c->t->len, tpl_off(c, s->off), &line, &col);
+	return line;
+}
+
+/* What each statement does to memory, against the reads, writes and
+ * barriers lines; the counts into t->body. */
+static int check_effects(Check *c, const Func *f)
+{
+	Template *t = c->t;
+	TplBody *b = &t->body;
+	bool branches = f->nlabel > 0;
+	const Stmt *first_barrier = NULL;
+	for (uint32_t i = 0; i < f->nstmt; i++) {
+		const Stmt *s = func_stmt(c->m, f, i);
+		Str op = stmt_opcode(c->m, s);
+		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_CALL ||
+		    s->op == OP_RET || s->op == OP_EXIT)
+			branches = true;
+		MemEffect me = df_mem_effect(c->df, i);
+		if (me.flags & ME_STORE) {
+			if (!(t->writes & (1u << me.store)))
+				return stmt_err(c, s,
+				                "'%.*s' writes %s memory, and the "
+				                "header's '//! writes' does "
+				                "not list %s",
+				                (int)op.n, op.p, space_names[me.store],
+				                space_names[me.store]);
+			if (!b->stores[me.store]++)
+				b->store_line[me.store] = tpl_line(c, s);
+		}
+		if (me.flags & ME_LOAD) {
+			if (!(t->reads & (1u << me.load)))
+				return stmt_err(c, s,
+				                "'%.*s' reads %s memory, and the "
+				                "header's '//! reads' does "
+				                "not list %s",
+				                (int)op.n, op.p, space_names[me.load],
+				                space_names[me.load]);
+			if (!b->loads[me.load]++)
+				b->load_line[me.load] = tpl_line(c, s);
+		}
+		if ((me.flags & ME_ATOMIC) && !b->atomics++)
+			b->atomic_line = tpl_line(c, s);
+		if (me.flags & ME_BARRIER) {
+			if (t->barriers <= 0)
+				return stmt_err(c, s,
+				                "'%.*s' is a barrier, and the header %s",
+				                (int)op.n, op.p,
+				                t->barriers == 0
+				                    ? "says '//! barriers 0'"
+				                    : "declares none ('//! barriers N')");
+			if (!b->barriers++) {
+				b->barrier_line = tpl_line(c, s);
+				first_barrier = s;
+			}
+		}
+	}
+	if (!branches && t->barriers > 0 && (int)b->barriers != t->barriers) {
+		if (first_barrier)
+			return stmt_err(
+			    c, first_barrier,
+			    "the header says '//! barriers %d', and the body (with no "
+			    "branch) executes %u",
+			    t->barriers, b->barriers);
+		return tpl_err(
+		    c->e, t, 0,
+		    "the header says '//! barriers %d', and the body executes none",
+		    t->barriers);
+	}
 	return 0;
+}
+
+/* Every element of every out formal is written.  Which elements the body
+ * writes is kept in each formal (Formal.written): for an in formal that is
+ * the splicer's to judge, since only the module says whether the register
+ * bound to it is read after the cut. */
+static int check_formals(Check *c, const Func *f)
+{
+	Template *t = c->t;
+	uint32_t nr = df_nregs(c->df);
+	uint32_t *writer = xmalloc((nr ? nr : 1) * sizeof *writer);
+	for (uint32_t i = 0; i < nr; i++)
+		writer[i] = UINT32_MAX;
+	for (uint32_t i = f->nstmt; i-- > 0;) {
+		uint32_t n;
+		const uint32_t *d = df_defs(c->df, i, &n);
+		for (uint32_t k = 0; k < n; k++)
+			writer[d[k]] = i; /* the first statement that writes it */
+	}
+	int rc = 0;
+	StrBuf nm = STRBUF_INIT;
+	for (size_t i = 0; i < t->formals.n && !rc; i++) {
+		Formal *fm = &t->formals.v[i];
+		uint32_t n = fm->count ? fm->count : 1;
+		fm->written = xcalloc(n, 1);
+		for (uint32_t k = 0; k < n && !rc; k++) {
+			sb_reset(&nm);
+			dummy_name(&nm, fm, fm->count ? (long)k : -1);
+			int64_t id = df_reg_find(c->df, str_of(nm.p, nm.n));
+			uint32_t w = id < 0 ? UINT32_MAX : writer[id];
+			if (w != UINT32_MAX) {
+				fm->written[k] = 1;
+				if (!fm->write_line)
+					fm->write_line =
+					    tpl_line(c, func_stmt(c->m, f, w));
+				continue;
+			}
+			if (fm->dir != FM_OUT)
+				continue;
+			char el[24] = "";
+			if (fm->count)
+				snprintf(el, sizeof el, "[%u]", k);
+			rc = tpl_err(c->e, t, fm->off,
+			             "out formal '%s%s' is never written by the template "
+			             "(no statement "
+			             "has '%%{%s%s}' as its destination)",
+			             fm->name, el, fm->name, el);
+		}
+	}
+	sb_release(&nm);
+	free(writer);
+	return rc;
+}
+
+/* Parses the body with the project's parser and checks it against the
+ * header (the essay at the top says how). */
+static int check_body(Template *t, Err *e)
+{
+	StrBuf text = STRBUF_INIT;
+	Check c = {t, {t, NULL, NULL, &text, {0}, e}, 0, 0, NULL, NULL, e};
+	sb_adds(&text, ".version 8.7\n.target sm_90a\n.address_size 64\n"
+	               ".visible .entry d4r_template()\n{\n");
+	declare_dummies(&text, t);
+	c.body0 = text.n;
+	int rc = -1;
+	if (expand(&c.x) < 0)
+		goto out;
+	c.body1 = text.n;
+	sb_adds(&text, "\n}\n");
+	if (check_braces(&c) < 0)
+		goto out;
+	Err pe = ERR_INIT;
+	c.m = ptx_parse(CHECK_NAME, text.p, text.n, &pe);
+	if (!c.m) {
+		parse_error(&c, &pe);
+		err_release(&pe);
+		goto out;
+	}
+	err_release(&pe);
+	const Func *f = c.m->funcs.n ? &c.m->funcs.v[0] : NULL;
+	if (c.m->funcs.n != 1 || f->body_close != c.body1 + 1) {
+		/* a '}' of the body closed the function */
+		tpl_err(e, t, tpl_off(&c, f ? f->body_close : c.body1),
+		        "this '}' closes no '{' of the template");
+		goto out;
+	}
+	c.df = df_build(c.m, f, e);
+	if (!c.df)
+		goto out;
+	if (check_effects(&c, f) < 0 || check_formals(&c, f) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (c.df)
+		df_free(c.df);
+	if (c.m)
+		mod_free(c.m);
+	VEC_FREE(c.x.holes);
+	sb_release(&text);
+	return rc;
 }
