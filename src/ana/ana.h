@@ -14,7 +14,9 @@
  *   cut.c       the cut interface of a statement range: live-in, live-out,
  *               memory effects and the read/write-dependency verdict
  *   phases.c    what a phase is (from the statement flags), and the mma
- *               phases' gemm fields, operand sources and epilogues
+ *               phases' gemm fields and epilogues
+ *   sources.c   the sources of a phase's A, B and C (phases.c and
+ *               sources.c share phase_internal.h)
  *   operands.c  the operands of the mma of a range: each register's
  *               source, tiles and k-steps, loads and their reload safety
  *
@@ -295,7 +297,7 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
-/* ---- phases (phases.c) --------------------------------------------------- */
+/* ---- phases (phases.c, sources.c) ----------------------------------------------- */
 
 typedef VEC(int64_t) I64Vec;
 

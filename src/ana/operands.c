@@ -39,7 +39,7 @@
  *    A, B, C tuples of registers.  A range with wmma or wgmma statements,
  *    or with an operand that is not a register, gets `unsupported` with the
  *    statement and the reason, and no facts.
- *  - What a conversion, a zero and a load are is decided here as phases.c
+ *  - What a conversion, a zero and a load are is decided here as sources.c
  *    decides it for the phase table (cvt to or from a packed or half type,
  *    a pack `mov.b32 %r, {..}`; a mov of a literal zero; ld/ldu/ldmatrix),
  *    so the two agree on every enc4 phase; the copies are small and keep
