@@ -297,7 +297,7 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
-/* ---- phases (phases.c, sources.c) ----------------------------------------------- */
+/* ---- phases (phases.c, sources.c) ---------------------------------------- */
 
 typedef VEC(int64_t) I64Vec;
 
