@@ -401,6 +401,8 @@ uint32_t phase_cut_last(const Phase *p, bool with_epilogue);
 /* mma statements (the parser's class: mma.sync, mma.sp, wmma.mma,
  * wgmma.mma_async) in statements [first, last] of f. */
 uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* Is statement s an mma (the same class)? */
+bool ana_stmt_is_mma(const Stmt *s);
 /* The first mma statement in [first, last] of f, or -1. */
 int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last);
 /* Does f hold an mma statement? */
