@@ -155,6 +155,13 @@ typedef struct {
 int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e);
 void gpu_jit_result_release(GpuJitResult *r);
 
+/*
+ * Whether gpu_jit with these options would load ptx[0..n) from the image
+ * cache (an image for the current context's device is there): false with
+ * no_cache, without a cache folder, without a context.  Reads no image.
+ */
+bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o);
+
 /* $XDG_CACHE_HOME/d4r-splice, else ~/.cache/d4r-splice (malloc'd), or
  * NULL when neither is known. */
 char *gpu_cache_dir(void);
