@@ -102,7 +102,8 @@ typedef struct {
 	char device[128];          /* "" when the child did not get that far */
 	int cc_major, cc_minor;
 	int driver_version;
-	double wall_seconds;       /* the children, fork to exit, summed */
+	double wall_seconds;       /* the children, fork to exit (JIT children side
+	                              by side counted once, by their wall) */
 	double setup_seconds;      /* context and layer (allocation, input images) */
 	double host_seconds;       /* the tool's own overhead: wall - JIT - GPU time */
 	bool jit_parallel;         /* two or more modules' JIT figures come from
