@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 GpuDriver gpu_cu;
@@ -355,6 +356,10 @@ static int cache_file(const char *ptx, size_t n, const GpuJitOptions *o, char ke
 	char opts[128];
 	option_string(o, opts, sizeof opts);
 	gpu_cache_key(ptx, n, gpu_cu.driver_version, major, minor, opts, key);
+	if (o && o->image_file) {
+		*file = xstrdup(o->image_file);
+		return 0;
+	}
 	*dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
 	if (*dir) {
 		StrBuf sb = STRBUF_INIT;
@@ -370,8 +375,9 @@ bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o)
 		return false;
 	char key[65], *dir, *file;
 	Err ig = ERR_INIT;
+	struct stat st;
 	bool hit = cache_file(ptx, n, o, key, &dir, &file, &ig) == 0 && file &&
-	           access(file, R_OK) == 0;
+	           access(file, R_OK) == 0 && stat(file, &st) == 0 && st.st_size > 0;
 	free(dir);
 	free(file);
 	err_release(&ig);
@@ -418,7 +424,7 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 			size_t loglen;
 			Err ig = ERR_INIT;
 			sb_addf(&sb, ".log");
-			if (read_file(sb.p, &log, &loglen, &ig) == 0) {
+			if (dir && read_file(sb.p, &log, &loglen, &ig) == 0) {
 				free(r->info_log);
 				r->info_log = log;
 			}
@@ -455,7 +461,8 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	if (file) {
 		/* A cache that cannot be written costs time, not correctness. */
 		Err ig = ERR_INIT;
-		if (mkdir_p(dir, &ig) == 0 && write_file_atomic(file, cubin, cubin_size, &ig) == 0) {
+		if ((!dir || mkdir_p(dir, &ig) == 0) &&
+		    write_file_atomic(file, cubin, cubin_size, &ig) == 0 && dir) {
 			StrBuf lp = STRBUF_INIT;
 			sb_addf(&lp, "%s.log", file);
 			write_file_atomic(lp.p, r->info_log, strlen(r->info_log), &ig);

@@ -30,8 +30,8 @@
  * processes ever launch at the same time and the timed runs are the same
  * as without it.  Each module's JIT seconds are its own child's compile
  * (res->jit_wall_seconds: the side-by-side part's wall).  With no_cache,
- * or without a cache folder, the images go through a temporary folder
- * removed afterwards.  A module whose JIT failed there keeps that
+ * or without a cache folder, the images go through temporary files
+ * (base/temp.h) removed afterwards.  A module whose JIT failed there keeps that
  * failure and is not compiled again.  `check` leaves it off: its --jobs
  * run jobs side by side already.
  *
@@ -56,6 +56,8 @@ typedef struct {
 	size_t ptx_len;
 	GpuLineNote line_note;     /* maps PTX lines in JIT errors (may be NULL) */
 	void *line_ctx;
+	const char *image_file;    /* the compiled image's file instead of the cache's
+	                              (gpu_job_run sets it for parallel_jit; NULL) */
 } GpuModuleSrc;
 
 typedef struct {

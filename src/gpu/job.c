@@ -29,16 +29,17 @@
  *    initialises CUDA).  A warm job, or one where a single module changed,
  *    runs as before in that one child; only when two or more images are
  *    missing does it stop, and the JIT children run, then that child again.
- *  - With no_cache or no cache folder, a temporary folder stands in for the
- *    cache: removed after the job, left behind only when this process is
- *    killed (d4r-splice-jit-XXXXXX under $TMPDIR).
+ *  - With no_cache or no cache folder, a temporary file per module
+ *    (d4r-splice-jit-XXXXXX.cubin under $TMPDIR, base/temp.h: removed on
+ *    every exit path) stands in for its image in the cache.  Only the
+ *    main job sets parallel_jit, from the main thread, as temp.h needs.
  */
 #include "gpu/gpu.h"
 
 #include "base/sha256.h"
+#include "base/temp.h"
 #include "gpu/launch.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,8 +233,9 @@ static GpuJitOptions jit_options(const GpuJob *job, size_t k)
 	const GpuModuleSrc *src = &job->modules[k];
 	return (GpuJitOptions){.name = src->name, .no_cache = job->no_cache,
 	                       .cache_dir = job->cache_dir, .verbose = job->verbose_jit,
-	                       .opt_level = -1, .line_note = src->line_note,
-	                       .line_ctx = src->line_ctx};
+	                       .opt_level = -1,
+	                       .image_file = job->no_cache ? NULL : src->image_file,
+	                       .line_note = src->line_note, .line_ctx = src->line_ctx};
 }
 
 /* parallel_jit: sends 'J' and returns 1 when two or more images are not in
@@ -796,36 +798,31 @@ static void run_jits(const GpuJob *job, const int *want, Jit *jits, double *wall
 	free(of);
 }
 
-/* A folder of our own under $TMPDIR (malloc'd), or NULL. */
-static char *temp_folder(void)
+/* A temporary file per module (empty), registered with base/temp.h, named
+ * in srcs[k].image_file; paths[k] and slots[k] to remove them.  -1 when
+ * one cannot be made (none is left then). */
+static int image_files(const GpuJob *job, GpuModuleSrc *srcs, char **paths, int *slots)
 {
 	const char *t = getenv("TMPDIR");
-	StrBuf sb = STRBUF_INIT;
-	sb_addf(&sb, "%s/d4r-splice-jit-XXXXXX", t && *t ? t : "/tmp");
-	if (!mkdtemp(sb.p)) {
-		sb_release(&sb);
-		return NULL;
-	}
-	return sb.p;
-}
-
-/* Removes the folder and the files in it. */
-static void remove_folder(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			StrBuf sb = STRBUF_INIT;
-			sb_addf(&sb, "%s/%s", dir, de->d_name);
-			unlink(sb.p);
+	for (size_t k = 0; k < job->nmodules; k++) {
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "%s/d4r-splice-jit-XXXXXX.cubin", t && *t ? t : "/tmp");
+		int fd = temp_mkstemps(sb.p, 6, &slots[k]);
+		if (fd < 0) {
 			sb_release(&sb);
+			for (size_t i = 0; i < k; i++) {
+				temp_remove(slots[i]);
+				free(paths[i]);
+				paths[i] = NULL;
+			}
+			return -1;
 		}
-		closedir(d);
+		close(fd);
+		paths[k] = sb.p;
+		srcs[k] = job->modules[k];
+		srcs[k].image_file = paths[k];
 	}
-	rmdir(dir);
+	return 0;
 }
 
 /*
@@ -890,7 +887,9 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 	j.parallel_jit = false;
 	int *want = NULL, rc;
 	Jit *jits = NULL;
-	char *tmp = NULL;
+	GpuModuleSrc *srcs = NULL;
+	char **paths = NULL;
+	int *slots = NULL;
 	double before = 0, jit_wall = 0;
 	/* A stand-in body (tests) has no JIT to run beside it. */
 	if (job->parallel_jit && job->nmodules >= 2 && gpu_job_body == gpu_job_child) {
@@ -905,14 +904,19 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 				before = res->wall_seconds;
 				gpu_result_release(res);
 			}
-		} else if ((tmp = temp_folder()) != NULL) {
-			j.no_cache = false;
-			j.cache_dir = tmp;
-			for (size_t k = 0; k < job->nmodules; k++)
-				want[k] = 1;
-			rc = 1;
 		} else {
-			rc = job_once(&j, res, NULL, e);
+			srcs = xcalloc(job->nmodules + 1, sizeof(GpuModuleSrc));
+			paths = xcalloc(job->nmodules + 1, sizeof(char *));
+			slots = xcalloc(job->nmodules + 1, sizeof(int));
+			if (image_files(job, srcs, paths, slots) == 0) {
+				j.modules = srcs;
+				j.no_cache = false;
+				for (size_t k = 0; k < job->nmodules; k++)
+					want[k] = 1;
+				rc = 1;
+			} else {
+				rc = job_once(&j, res, NULL, e);   /* one after the other */
+			}
 		}
 	} else {
 		rc = job_once(&j, res, NULL, e);
@@ -934,9 +938,14 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 	}
 	free(jits);
 	free(want);
-	if (tmp)
-		remove_folder(tmp);
-	free(tmp);
+	for (size_t k = 0; paths && k < job->nmodules; k++)
+		if (paths[k]) {
+			temp_remove(slots[k]);
+			free(paths[k]);
+		}
+	free(paths);
+	free(slots);
+	free(srcs);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -7,7 +7,8 @@
 # id, and the module's "// mock: jit-meet 2" makes each compile wait until
 # two have started (10 s at most), so JITs side by side both end after both
 # began, and JITs one after the other do not.  No time is measured: the
-# order of the events is the test.
+# order of the events is the test.  A signal during the JITs leaves no
+# file behind.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$TOP/tests/cli/smoke-layer.sh"
 smoke_layer "$T/repo"
@@ -102,4 +103,25 @@ assert j["spliced"]["status"] == "error" and "CUDA_ERROR_INVALID_PTX" in j["spli
 assert j["original"]["status"] == "ok" and j["original"]["runs"] == 2, j
 PY
 [ "$(grep -c '^jit-begin' "$T/ev5")" -eq 2 ] || fail "the failed JIT ran again: $(cat "$T/ev5")"
-true
+
+# SIGTERM while the JITs run (--no-cache: an image file per module in
+# TMPDIR): the command ends by that signal, and no file of ours stays.
+sed -i 's|// mock: jit-meet 2|// mock: jit-meet 3|' corpus/smoke/smoke.ptx   # they wait
+D4R_MOCK_EVENTS="$T/ev6" "$D4R" smoke --phase 1 --no-cache >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1000); do
+	[ "$(grep -c '^jit-begin' "$T/ev6" 2>/dev/null)" = 2 ] && break
+	sleep 0.01
+done
+[ "$(grep -c '^jit-begin' "$T/ev6")" = 2 ] || fail "the JITs did not start: $(cat "$T/ev6")"
+[ "$(ls "$T/tmp" | grep -c '^d4r-splice-jit-.*\.cubin$')" = 2 ] ||
+	fail "no image file per module during the JITs: $(ls -A "$T/tmp")"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM during the JITs: exit $rc, expected 143"
+[ -z "$(ls -A "$T/tmp")" ] || fail "left behind after SIGTERM: $(ls -A "$T/tmp")"
+for p in $(awk '$1 == "jit-begin" {print $2}' "$T/ev6"); do   # the JIT children went too
+	for _ in $(seq 500); do kill -0 "$p" 2>/dev/null || break; sleep 0.01; done
+	! kill -0 "$p" 2>/dev/null || fail "JIT child $p still runs after SIGTERM"
+done
