@@ -91,20 +91,6 @@ static Space load_space(Dataflow *df, uint32_t st)
 	return sp;
 }
 
-/* cvt to or from a packed/half type, or a pack: what turns one phase's D
- * into another's A. */
-static int is_conversion(const Module *m, const Stmt *s)
-{
-	if (s->op == OP_CVT) {
-		static const char *const mods[] = {".e4m3x2", ".e5m2x2", ".f16x2",
-		                                   ".bf16x2", ".f16",    ".bf16"};
-		return stmt_mod_any(m, s, mods, ARRAY_SIZE(mods)) >= 0;
-	}
-	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
-		return stmt_opd(m, s, 1)->kind == OPD_VEC;
-	return 0;
-}
-
 static void slice_push(PhSlice *sl, uint32_t st)
 {
 	if (sl->seen[st] == sl->epoch)
@@ -142,7 +128,7 @@ static void slice_run(PhSlice *sl, uint32_t at, const uint32_t *regs, unsigned n
 			sl->loads++;
 			continue;
 		}
-		if (is_conversion(m, s))
+		if (df_stmt_is_conversion(m, s))
 			sl->hit_conversion = 1;
 		uint32_t nu;
 		const uint32_t *u = df_uses(sl->df, st, &nu);
@@ -202,25 +188,6 @@ static bool is_copy(Dataflow *df, const Stmt *s, uint32_t *src)
 	    df_opd_partial(df, stmt_opd_index(m, s, 0)))
 		return false;
 	*src = oi;
-	return true;
-}
-
-/* mov of the immediate 0 (integer or +0.0: every bit zero), or of a
- * vector of such immediates into a vector variable (`mov.v4.f32 c, {0f0,
- * 0f0, 0f0, 0f0}`: each element of c is zero). */
-static bool is_zero_mov(const Module *m, const Stmt *s)
-{
-	if (s->op != OP_MOV || s->nopd != 2)
-		return false;
-	uint32_t si = stmt_opd_index(m, s, 1);
-	const Operand *o = &m->opds.v[si];
-	if (o->kind != OPD_VEC)
-		return df_opd_is_zero(m, o);
-	if (!o->sub)
-		return false;
-	for (uint32_t k = si + 1; k < si + 1 + o->sub; k = opd_next(m, k))
-		if (!df_opd_is_zero(m, &m->opds.v[k]))
-			return false;
 	return true;
 }
 
@@ -520,7 +487,7 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 		reg = sreg;
 		ds = func_stmt(m, f, d);
 	}
-	if (is_zero_mov(m, ds)) {
+	if (df_stmt_is_zero_mov(m, ds)) {
 		v.kind = CK_ZERO;
 	} else if (ds->flags & STMT_MMA) {
 		if ((uint32_t)phase_of[d] == phase)
