@@ -43,7 +43,7 @@ static const char *const usage[] = {
  * in memory, one line per phase: "ok", "FAIL" with the error, or "skip"
  * with the reason when the template cannot apply to the cut (perturb and a
  * wgmma whose wait is outside it).  Each splice is checked to keep every
- * byte outside its region, and with --check=ptxas the spliced module must
+ * byte outside the cut's statements (outside_kept), and with --check=ptxas the spliced module must
  * pass ptxas -e ENTRY (the whole module for a .func); what ptxas says about
  * a module it accepts is shown, not summarised as "ptxas ok".  A run that
  * splices nothing proves nothing and exits 2, as one with a failure does.
