@@ -43,10 +43,11 @@ static const char *const usage[] = {
  * in memory, one line per phase: "ok", "FAIL" with the error, or "skip"
  * with the reason when the template cannot apply to the cut (perturb and a
  * wgmma whose wait is outside it).  Each splice is checked to keep every
- * byte outside the cut's statements (outside_kept), and with --check=ptxas the spliced module must
- * pass ptxas -e ENTRY (the whole module for a .func); what ptxas says about
- * a module it accepts is shown, not summarised as "ptxas ok".  A run that
- * splices nothing proves nothing and exits 2, as one with a failure does.
+ * byte outside the cut's statements (outside_kept), and with --check=ptxas
+ * the spliced module must pass ptxas -e ENTRY (the whole module for a
+ * .func); what ptxas says about a module it accepts is shown, not
+ * summarised as "ptxas ok".  A run that splices nothing proves nothing and
+ * exits 2, as one with a failure does.
  * This is the mechanism's proof on real vendor code (tests/corpus/t0300)
  * and the splice-time benchmark (times against the parse of the same run).
  */
@@ -376,7 +377,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			if (rc < 0)
 				why = err_msg(&e);
 			else {
-				/* bytes outside the region are the input's */
+				/* bytes outside the cut are the input's */
 				if (!outside_kept(&res, m, f, r.first, r.last, mf.p, mf.n))
 					why = "bytes outside the cut changed";
 				else if (ptxas) {
