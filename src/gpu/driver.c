@@ -457,3 +457,83 @@ void gpu_jit_result_release(GpuJitResult *r)
 	free(r->error_log);
 	memset(r, 0, sizeof(*r));
 }
+
+/* ---- what the compiler made ------------------------------------------------ */
+
+int gpu_func_attrs(CUfunction f, GpuFuncAttrs *a, Err *e)
+{
+	memset(a, 0, sizeof(*a));
+	if (gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+	                 "cuFuncGetAttribute NUM_REGS", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->local_bytes,
+	                                           CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
+	                 "cuFuncGetAttribute LOCAL_SIZE_BYTES", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->shared_bytes,
+	                                           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+	                 "cuFuncGetAttribute SHARED_SIZE_BYTES", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->max_threads,
+	                                           CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
+	                 "cuFuncGetAttribute MAX_THREADS_PER_BLOCK", e) < 0)
+		return -1;
+	a->known = true;
+	return 0;
+}
+
+/* The number before `word` in line[0..n) ("12 bytes spill stores"), or 0. */
+static uint64_t number_before(const char *line, size_t n, const char *word)
+{
+	size_t wl = strlen(word);
+	for (size_t i = 0; i + wl <= n; i++) {
+		if (memcmp(line + i, word, wl))
+			continue;
+		size_t j = i;
+		while (j > 0 && line[j - 1] == ' ')
+			j--;
+		size_t k = j;
+		while (k > 0 && line[k - 1] >= '0' && line[k - 1] <= '9')
+			k--;
+		return k < j ? strtoull(line + k, NULL, 10) : 0;
+	}
+	return 0;
+}
+
+unsigned gpu_log_spills(const char *log, StrBuf *lines, uint64_t *stores, uint64_t *loads)
+{
+	unsigned count = 0;
+	if (stores)
+		*stores = 0;
+	if (loads)
+		*loads = 0;
+	for (const char *p = log; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		uint64_t st = number_before(p, n, "bytes spill stores");
+		uint64_t ld = number_before(p, n, "bytes spill loads");
+		if (st || ld) {
+			count++;
+			if (stores)
+				*stores += st;
+			if (loads)
+				*loads += ld;
+			if (lines) {
+				const char *q = p;
+				while (q < p + n && (*q == ' ' || *q == '\t'))
+					q++;
+				sb_addn(lines, q, (size_t)(p + n - q));
+				sb_addc(lines, '\n');
+			}
+		}
+		p += n + (nl != NULL);
+	}
+	return count;
+}
+
+void gpu_func_attrs_text(const GpuFuncAttrs *a, StrBuf *out)
+{
+	if (!a->known) {
+		sb_adds(out, "-");
+		return;
+	}
+	sb_addf(out, "%d registers, %d B local, %d B shared", a->regs, a->local_bytes,
+	        a->shared_bytes);
+}

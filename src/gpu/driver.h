@@ -175,4 +175,29 @@ void gpu_cache_key(const char *ptx, size_t n, int driver_version, int cc_major,
 void gpu_log_lines(const char *log, const char *ptx, size_t n, unsigned max,
                    GpuLineNote note, void *note_ctx, StrBuf *out);
 
+/* What the compiler made of a kernel (cuFuncGetAttribute). */
+typedef struct {
+	bool known;       /* the attributes were read */
+	int regs;         /* CU_FUNC_ATTRIBUTE_NUM_REGS: registers per thread */
+	int local_bytes;  /* ..._LOCAL_SIZE_BYTES: local memory per thread (spills, stack) */
+	int shared_bytes; /* ..._SHARED_SIZE_BYTES: static shared memory per block */
+	int max_threads;  /* ..._MAX_THREADS_PER_BLOCK with these registers */
+} GpuFuncAttrs;
+
+/* The attributes of f; -1 naming the call that failed. */
+int gpu_func_attrs(CUfunction f, GpuFuncAttrs *a, Err *e);
+
+/*
+ * The spill lines of a JIT info log (with CU_JIT_LOG_VERBOSE the compiler
+ * writes "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+ * per function): every line that names spills with a number that is not
+ * 0 is appended to `lines` (may be NULL), one per line, and the spill
+ * stores and loads are summed into *stores and *loads (may be NULL).
+ * Returns the number of such lines.  Pure.
+ */
+unsigned gpu_log_spills(const char *log, StrBuf *lines, uint64_t *stores, uint64_t *loads);
+
+/* "168 registers, 0 B local, 16384 B shared" */
+void gpu_func_attrs_text(const GpuFuncAttrs *a, StrBuf *out);
+
 #endif
