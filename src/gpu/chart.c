@@ -6,8 +6,8 @@
  *  - A 5x7 font of digits, capitals and the punctuation of the labels is
  *    built in (lower case is drawn in capitals): a chart must be readable
  *    on a machine with no font files, and a few hundred bytes do it.
- *  - Text is drawn at twice the font's size for the title and the axes,
- *    and once for group labels, which must fit under two bars.
+ *  - Text is drawn at twice the font's size (12 pixels a character), group
+ *    labels too where they fit under their two bars, else at the font's.
  */
 #include "gpu/chart.h"
 
@@ -99,14 +99,16 @@ static void fill(Canvas *c, int x0, int y0, int x1, int y1, const unsigned char 
 }
 
 /* Text with its top left at (x, y), each font pixel `s` pixels square. */
-static void text(Canvas *c, int x, int y, int s, const char *t, const unsigned char rgb[3])
+static void text(Canvas *c, int x, int y, int s, const char *t,
+                 const unsigned char rgb[3])
 {
 	for (; *t; t++, x += 6 * s) {
 		const unsigned char *g = chart_glyph(*t);
 		for (int r = 0; r < 7; r++)
 			for (int k = 0; k < 5; k++)
 				if (g[r] & (0x10 >> k))
-					fill(c, x + k * s, y + r * s, x + (k + 1) * s, y + (r + 1) * s, rgb);
+					fill(c, x + k * s, y + r * s, x + (k + 1) * s,
+					     y + (r + 1) * s, rgb);
 	}
 }
 
@@ -135,8 +137,8 @@ int chart_bars_png(const char *path, const ChartSpec *cs, Err *e)
 	static const unsigned char white[3] = {255, 255, 255}, black[3] = {0, 0, 0},
 	                           grid[3] = {225, 225, 225}, col_a[3] = {90, 110, 140},
 	                           col_b[3] = {230, 120, 30};
-	const int left = 110, right = 30, top = 80, bottom = 70, plot_h = 360;
-	const int bar = 7, group = 2 * bar + 6;
+	const int left = 110, right = 30, top = 90, bottom = 70, plot_h = 360;
+	const int bar = 10, group = 2 * bar + 10;
 	int plot_w = (int)cs->n * group;
 	if (plot_w < 400)
 		plot_w = 400;
@@ -167,29 +169,29 @@ int chart_bars_png(const char *path, const ChartSpec *cs, Err *e)
 	fill(&c, left, y0, left + plot_w, y0 + 2, black);
 	for (size_t i = 0; i < cs->n; i++) {
 		const ChartBar *b = &cs->bars[i];
-		int x = left + 4 + (int)i * group;
+		int x = left + 6 + (int)i * group;
 		if (b->a >= 0)
 			fill(&c, x, y0 - (int)(b->a / ymax * plot_h), x + bar, y0, col_a);
 		if (b->b >= 0)
-			fill(&c, x + bar, y0 - (int)(b->b / ymax * plot_h), x + 2 * bar, y0, col_b);
-		/* every label when they fit, else every fifth and the first */
-		if (cs->n <= 40 || i == 0 || (i + 1) % 5 == 0) {
-			int lw = text_width(b->label, 1);
-			text(&c, x + bar - lw / 2, y0 + 8, 1, b->label, black);
-		}
+			fill(&c, x + bar, y0 - (int)(b->b / ymax * plot_h), x + 2 * bar,
+			     y0, col_b);
+		/* at twice the font's size where the label fits under its group */
+		int ls = text_width(b->label, 2) + 4 <= group ? 2 : 1;
+		int lw = text_width(b->label, ls);
+		text(&c, x + bar - lw / 2, y0 + 8, ls, b->label, black);
 	}
 	text(&c, 20, 16, 2, cs->title ? cs->title : "", black);
-	int lx = left;
+	int lx = left + 140;
 	fill(&c, lx, 50, lx + 14, 64, col_a);
 	text(&c, lx + 20, 50, 2, cs->legend_a ? cs->legend_a : "a", black);
 	lx += 20 + text_width(cs->legend_a ? cs->legend_a : "a", 2) + 30;
 	fill(&c, lx, 50, lx + 14, 64, col_b);
 	text(&c, lx + 20, 50, 2, cs->legend_b ? cs->legend_b : "b", black);
 	if (cs->x_name)
-		text(&c, left + plot_w / 2 - text_width(cs->x_name, 2) / 2, y0 + 32, 2, cs->x_name,
-		     black);
+		text(&c, left + plot_w / 2 - text_width(cs->x_name, 2) / 2, y0 + 32, 2,
+		     cs->x_name, black);
 	if (cs->y_name)
-		text(&c, 10, top - 24, 2, cs->y_name, black);
+		text(&c, 20, 50, 2, cs->y_name, black);
 	int rc = frame_png_rgb(path, c.w, c.h, c.p, e);
 	free(c.p);
 	return rc;

@@ -915,16 +915,16 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 				sb_addf(&p.text,
 				        "\t{ .reg .b64 \t%sx%u; mov.u64 \t%sx%u, %s; "
 				        "cvt.u32.u64 \t%sw%u, %sx%u; }\t// d4r-splice probe "
-				        "%zu: read (low 32 bits)\n",
+				        "%zu value %zu: read (low 32 bits)\n",
 				        res->prefix, read_no[nr], res->prefix, read_no[nr],
 				        v->name, res->prefix, read_no[nr], res->prefix,
-				        read_no[nr], i);
+				        read_no[nr], i, k);
 			else
 				sb_addf(&p.text,
-				        "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: "
-				        "read\n",
+				        "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu "
+				        "value %zu: read\n",
 				        wide ? 64 : 32, res->prefix, wide ? 'c' : 'w',
-				        read_no[nr], v->name, i);
+				        read_no[nr], v->name, i, k);
 			VEC_PUSH(pcs, p);
 			nr++;
 		}
