@@ -285,27 +285,30 @@ static cJSON *stat_json(const ProfStat *s, double kernel_mean)
 	return o;
 }
 
-static cJSON *attrs_json(const GpuProbeModuleResult *r)
+static cJSON *attrs_json(const GpuProbeModuleResult *r, const char *entry)
 {
 	cJSON *o = cJSON_CreateObject();
-	uint64_t st = 0, ld = 0;
-	gpu_log_spills(r->jit_log, NULL, &st, &ld);
+	GpuLogAttrs la;
+	gpu_log_func_attrs(r->jit_log, entry, &la);
 	cJSON_AddNumberToObject(o, "registers", r->attrs.regs);
 	cJSON_AddNumberToObject(o, "local_bytes", r->attrs.local_bytes);
 	cJSON_AddNumberToObject(o, "shared_bytes", r->attrs.shared_bytes);
-	cJSON_AddNumberToObject(o, "spill_store_bytes", (double)st);
-	cJSON_AddNumberToObject(o, "spill_load_bytes", (double)ld);
+	cJSON_AddBoolToObject(o, "jit_log_known", la.known);
+	cJSON_AddNumberToObject(o, "spill_store_bytes", (double)la.spill_stores);
+	cJSON_AddNumberToObject(o, "spill_load_bytes", (double)la.spill_loads);
 	return o;
 }
 
-/* Does module b spill where a does not? */
-static bool spills_more(const GpuProbeModuleResult *a, const GpuProbeModuleResult *b)
+/* Does module b spill where a does not: spill bytes in the JIT log's block
+ * of the entry, or local memory (cuFuncGetAttribute) where a has none? */
+static bool spills_more(const GpuProbeModuleResult *a, const GpuProbeModuleResult *b,
+                        const char *entry)
 {
-	uint64_t sa = 0, sb = 0, la = 0, lb = 0;
-	gpu_log_spills(a->jit_log, NULL, &sa, &la);
-	gpu_log_spills(b->jit_log, NULL, &sb, &lb);
-	bool a_sp = sa || la || a->attrs.local_bytes > 0;
-	bool b_sp = sb || lb || b->attrs.local_bytes > 0;
+	GpuLogAttrs la, lb;
+	gpu_log_func_attrs(a->jit_log, entry, &la);
+	gpu_log_func_attrs(b->jit_log, entry, &lb);
+	bool a_sp = la.spill_stores || la.spill_loads || a->attrs.local_bytes > 0;
+	bool b_sp = lb.spill_stores || lb.spill_loads || b->attrs.local_bytes > 0;
 	return b_sp && !a_sp;
 }
 
@@ -478,7 +481,8 @@ int cmd_profile(int argc, char **argv)
 		if (gpu_probe_run(&warm, &gr, &e) < 0)
 			goto fail;
 		if (gr.status != GPU_OK) {
-			err_set(&e, "%s", gr.message ? gr.message : "a module did not run");
+			err_set(&e, "%s",
+			        gr.message ? gr.message : "a module did not run");
 			goto fail;
 		}
 		gpu_probe_result_release(&gr);
@@ -507,7 +511,7 @@ int cmd_profile(int argc, char **argv)
 	                  !memcmp(m1->frame, m0->frame, m0->frame_len);
 	double ov_o = overhead_pct(m0, m2), ov_s = overhead_pct(m1, m3);
 	bool ov_met = ov_o <= OVERHEAD_TARGET && ov_s <= OVERHEAD_TARGET;
-	bool spill_flag = spills_more(m0, m1);
+	bool spill_flag = spills_more(m0, m1, p->mf.entry);
 	uint32_t resolution = pro.resolution;
 	if (prs.resolution && (!resolution || prs.resolution < resolution))
 		resolution = prs.resolution;
@@ -568,7 +572,7 @@ int cmd_profile(int argc, char **argv)
 		cJSON_AddStringToObject(cl, "note", scheduling);
 		cJSON *cm = cJSON_AddObjectToObject(root, "compiled");
 		for (int i = 0; i < 4; i++)
-			cJSON_AddItemToObject(cm, kn[i], attrs_json(mr[i]));
+			cJSON_AddItemToObject(cm, kn[i], attrs_json(mr[i], p->mf.entry));
 		cJSON_AddBoolToObject(cm, "spliced_spills_where_original_does_not",
 		                      spill_flag);
 		cJSON *pj = cJSON_AddArrayToObject(root, "phases");
@@ -641,14 +645,10 @@ int cmd_profile(int argc, char **argv)
 			printf("  %-9s %-16s %s\n", i ? "" : "compiled", kn[i], sb.p);
 		}
 		for (int i = 0; i < 4; i++) {
-			sb_reset(&sb);
-			if (gpu_log_spills(mr[i]->jit_log, &sb, NULL, NULL))
-				for (const char *q = sb.p; *q;) {
-					const char *nl = strchr(q, '\n');
-					printf("  spills    %s: %.*s\n", kn[i],
-					       (int)(nl - q), q);
-					q = nl + 1;
-				}
+			GpuLogAttrs la;
+			gpu_log_func_attrs(mr[i]->jit_log, p->mf.entry, &la);
+			if (la.spill_stores || la.spill_loads)
+				printf("  spills    %s: %s\n", kn[i], la.spill_line);
 		}
 		if (spill_flag)
 			printf("  SPILLS    the spliced kernel spills where the original "

@@ -167,12 +167,24 @@ static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **
 			         "known instruction: 'bogus'\nptxas fatal   : Ptx assembly aborted due to "
 			         "errors\n", line);
 		}
-		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad)
-			snprintf(val[i], 256, "ptxas info    : stand-in compile%s",
-			         strstr(text, "// mock: spill")
-			             ? "\n    64 bytes stack frame, 64 bytes spill stores, 60 "
-			               "bytes spill loads"
-			             : "");
+		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad) {
+			/* "// mock: spill": a verbose log's block for the first entry */
+			const char *en = strstr(text, ".entry ");
+			int nl = 0;
+			while (en && en[7 + nl] && en[7 + nl] != '(' && nl < 64)
+				nl++;
+			if (strstr(text, "// mock: spill") && en)
+				snprintf(val[i], 512,
+				         "ptxas info    : stand-in compile\n"
+				         "ptxas info    : Compiling entry function '%.*s' for 'sm_90'\n"
+				         "ptxas info    : Function properties for %.*s\n"
+				         "    64 bytes stack frame, 64 bytes spill stores, 60 bytes spill "
+				         "loads\n"
+				         "ptxas info    : Used 32 registers, 0 bytes smem",
+				         nl, en + 7, nl, en + 7);
+			else
+				snprintf(val[i], 64, "ptxas info    : stand-in compile");
+		}
 		if (opt[i] == CU_JIT_WALL_TIME) {
 			float ms = 1.5f;
 			memcpy(&val[i], &ms, sizeof ms);

@@ -91,7 +91,8 @@ static const char kernel[] =
     "\tselp.b32 \t%r18, %r16, %r17, %p1;\n"
     "\tcvt.f32.f16 \t%f1, %rs1;\n"
     "\tmov.f32 \t%f2, 0f00000000;\n"
-    "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f3, %f4, %f5, %f6}, {%r3, %r4, "
+    "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f3, %f4, %f5, %f6}, {%r3, "
+    "%r4, "
     "%r5, %r18}, {%r7, %r8}, {%f1, %f2, %f1, %f2};\n"
     "\tadd.f32 \t%f7, %f3, %f4;\n"
     "\tadd.f32 \t%f7, %f7, %f5;\n"
@@ -184,7 +185,8 @@ static void test_profile__one_exit(void **state)
 	Module *m = ptx_parse("k.ptx", two, strlen(two), &e);
 	assert_non_null(m);
 	ProfilePlan pp;
-	assert_int_equal(prof_plan(m, mod_func_find(m, str_c("pattern")), NULL, &pp, &e), -1);
+	assert_int_equal(prof_plan(m, mod_func_find(m, str_c("pattern")), NULL, &pp, &e),
+	                 -1);
 	assert_non_null(strstr(err_msg(&e), "has 2 exits"));
 	prof_plan_release(&pp);
 	mod_free(m);
@@ -192,9 +194,11 @@ static void test_profile__one_exit(void **state)
 	err_release(&e);
 }
 
-/* ---- statistics of a dump ------------------------------------------------------------ */
+/* ---- statistics of a dump ------------------------------------------------------------
+ */
 
-static void put(const ProfilePlan *pp, unsigned char *dump, uint64_t w, int32_t k, uint64_t v)
+static void put(const ProfilePlan *pp, unsigned char *dump, uint64_t w, int32_t k,
+                uint64_t v)
 {
 	const ProbeValue *pv = &pp->plan.recs.v[0].vals.v[k];
 	memcpy(dump + probe_dump_offset(&pp->plan, 0, (size_t)k, w, 0), &v,
@@ -247,15 +251,19 @@ static void test_profile__analyse_by_hand(void **state)
 	assert_int_equal(p1->n, 4);
 	assert_true(p1->median == 25 && p1->p10 == 10 && p1->p90 == 40 && p1->mean == 25);
 	assert_true(res.phases[0].epilogue.median == 5);
-	assert_true(res.phases[1].phase.median == 50 && res.phases[1].epilogue.median == 60);
-	assert_true(res.phases[2].phase.median == 70 && res.phases[2].epilogue.median == 80);
+	assert_true(res.phases[1].phase.median == 50 &&
+	            res.phases[1].epilogue.median == 60);
+	assert_true(res.phases[2].phase.median == 70 &&
+	            res.phases[2].epilogue.median == 80);
 	/* the kernel: 100 + a + 5 + 50 + 60 + 70 + 80 = 375, 385, 395, 405 */
-	assert_true(res.kernel.median == 390 && res.kernel.min == 375 && res.kernel.max == 405);
+	assert_true(res.kernel.median == 390 && res.kernel.min == 375 &&
+	            res.kernel.max == 405);
 	assert_true(res.kernel.mean == 390);
 	/* a dump of the wrong size */
 	prof_result_release(&res);
 	assert_int_equal(prof_analyse(&pp, grid, block, dump, len - 4, &res, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "the dump has 284 bytes, the plan's takes 288"));
+	assert_non_null(
+	    strstr(err_msg(&e), "the dump has 284 bytes, the plan's takes 288"));
 	prof_result_release(&res);
 	free(dump);
 	prof_plan_release(&pp);
@@ -263,32 +271,88 @@ static void test_profile__analyse_by_hand(void **state)
 	err_release(&e);
 }
 
-/* ---- the JIT log's spill lines ---------------------------------------------------------- */
+/* ---- the JIT log's spill lines
+ * ---------------------------------------------------------- */
 
 static void test_profile__spill_lines(void **state)
 {
 	(void)state;
-	const char *log = "info    : 0 bytes gmem\n"
-	                  "info    : Function properties for small\n"
-	                  "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-	                  "info    : Function properties for big\n"
-	                  "    1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes "
-	                  "spill loads\n"
-	                  "info    : Used 255 registers, 16384 bytes smem";
+	const char *log =
+	    "info    : 0 bytes gmem\n"
+	    "info    : Function properties for small\n"
+	    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+	    "info    : Function properties for big\n"
+	    "    1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes "
+	    "spill loads\n"
+	    "info    : Used 255 registers, 16384 bytes smem";
 	StrBuf sb = STRBUF_INIT;
 	uint64_t st = 1, ld = 1;
 	assert_int_equal(gpu_log_spills(log, &sb, &st, &ld), 1);
 	assert_int_equal(st, 3192);
 	assert_int_equal(ld, 3404);
-	assert_string_equal(sb.p, "1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes "
-	                          "spill loads\n");
-	assert_int_equal(gpu_log_spills("ptxas info    : stand-in compile", NULL, &st, &ld), 0);
+	assert_string_equal(sb.p,
+	                    "1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes "
+	                    "spill loads\n");
+	assert_int_equal(
+	    gpu_log_spills("ptxas info    : stand-in compile", NULL, &st, &ld), 0);
 	assert_int_equal(st, 0);
 	assert_int_equal(gpu_log_spills("", NULL, NULL, NULL), 0);
 	sb_release(&sb);
 }
 
-/* ---- the chart -------------------------------------------------------------------------- */
+/* The figures of one entry in a verbose log of three functions. */
+static void test_profile__log_attrs(void **state)
+{
+	(void)state;
+	const char *log =
+	    "ptxas info    : 0 bytes gmem\n"
+	    "ptxas info    : Compiling entry function 'pre' for 'sm_90'\n"
+	    "ptxas info    : Function properties for pre\n"
+	    "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+	    "ptxas info    : Used 40 registers, used 0 barriers, 0 bytes smem\n"
+	    "ptxas info    : Compiling entry function 'main' for 'sm_90'\n"
+	    "ptxas info    : Function properties for main\n"
+	    "    1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes spill "
+	    "loads\n"
+	    "ptxas info    : Used 255 registers, used 1 barriers, 1096 bytes cumulative "
+	    "stack "
+	    "size, 16384 bytes smem\n"
+	    "ptxas info    : Compiling entry function 'post' for 'sm_90'\n"
+	    "ptxas info    : Function properties for post\n"
+	    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+	    "ptxas info    : Used 12 registers, used 0 barriers, 512 bytes smem\n";
+	GpuLogAttrs a, b;
+	assert_int_equal(gpu_log_func_attrs(log, "main", &a), 0);
+	assert_true(a.known);
+	assert_int_equal(a.regs, 255);
+	assert_int_equal(a.stack_bytes, 1096);
+	assert_int_equal(a.shared_bytes, 16384);
+	assert_int_equal(a.spill_stores, 3192);
+	assert_int_equal(a.spill_loads, 3404);
+	assert_string_equal(
+	    a.spill_line,
+	    "1096 bytes stack frame, 3192 bytes spill stores, 3404 bytes spill loads");
+	assert_int_equal(gpu_log_func_attrs(log, "post", &b), 0);
+	assert_int_equal(b.regs, 12);
+	assert_int_equal(b.shared_bytes, 512);
+	assert_int_equal(b.spill_stores, 0);
+	/* post does not spill, main does */
+	assert_true(gpu_log_attrs_spill_more(&b, &a));
+	assert_false(gpu_log_attrs_spill_more(&a, &b));
+	assert_int_equal(gpu_log_func_attrs(log, "mai", &b), -1);
+	assert_false(b.known);
+	assert_int_equal(
+	    gpu_log_func_attrs("ptxas info    : stand-in compile", "main", &b), -1);
+	StrBuf sb = STRBUF_INIT;
+	gpu_log_attrs_text(&a, &sb);
+	assert_string_equal(sb.p,
+	                    "255 registers, 1096 B stack, 16384 B shared, spills 3192 B "
+	                    "stored / 3404 B loaded");
+	sb_release(&sb);
+}
+
+/* ---- the chart
+ * -------------------------------------------------------------------------- */
 
 static void test_profile__chart(void **state)
 {
@@ -330,6 +394,7 @@ int main(void)
 	    cmocka_unit_test(test_profile__one_exit),
 	    cmocka_unit_test(test_profile__analyse_by_hand),
 	    cmocka_unit_test(test_profile__spill_lines),
+	    cmocka_unit_test(test_profile__log_attrs),
 	    cmocka_unit_test(test_profile__chart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
