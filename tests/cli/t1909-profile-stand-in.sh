@@ -11,6 +11,8 @@
 # 32 warps of the layer (11 x 2d, 11 x 3d, 10 x 4d) the median is 3d, p10
 # (rank 4) 2d and p90 (rank 29) 4d.  This shows what profile does with what
 # comes back, not what a GPU measures (scripts/gpu-profile does that).
+# The main job and check print the same compiler figures from the JIT's
+# verbose log, which the stand-in writes when asked for it.
 . "$D4R_TOP/tests/cli/lib.sh"
 cc=${CC:-cc}
 inc=${CUDA_HOME:-/usr/local/cuda}/include
@@ -131,6 +133,29 @@ expect_grep "^            spliced          32 registers, 64 B local, 0 B shared$
 expect_grep "^  spills    spliced: 64 bytes stack frame, 64 bytes spill stores, 60 bytes spill loads$" "$T/out"
 expect_grep "^  SPILLS    the spliced kernel spills where the original does not$" "$T/out"
 expect_no_grep "^  phase 2 " "$T/out"
+
+# the main job and check say the same from the JIT's verbose log: a template
+# that tells the stand-in its module spills
+"$D4R" recipe new smoke --phase 2 --template smoke/spill.ptx -o $R/spill.json >/dev/null 2>&1 ||
+	fail "recipe new smoke --phase 2 (file template)"
+sed -i 's|^//! in|// mock: spill\n//! in|;t' ptx/smoke/spill.ptx
+grep -q 'mock: spill' ptx/smoke/spill.ptx || fail "no spill marker in the template"
+expect_rc 0 "$D4R" smoke --recipe $R/spill.json
+expect_grep "^  compiled  original 32 registers, 0 B stack, 0 B shared, no spills$" "$T/out"
+expect_grep "^            spliced  32 registers, 64 B stack, 0 B shared, spills 64 B stored / 60 B loaded  SPILLS where the original does not$" "$T/out"
+expect_rc 0 "$D4R" smoke --recipe $R/spill.json --json
+python3 - "$T/out" <<'PY' || fail "bad --json compiled"
+import json, sys
+c = json.load(open(sys.argv[1]))["compiled"]
+assert c["original"]["known"] and c["original"]["spill_store_bytes"] == 0, c
+assert c["spliced"]["stack_bytes"] == 64 and c["spliced"]["spill_load_bytes"] == 60, c
+assert c["spliced_spills_where_original_does_not"] is True, c
+PY
+expect_rc 0 "$D4R" smoke --phase 2
+expect_no_grep "SPILLS" "$T/out"
+expect_rc 0 "$D4R" check smoke $R/spill.json $R/phase-02.json
+expect_grep "^spill.json +IDENTICAL .*  32 regs, 64 B stack, SPILLS where the original does not$" "$T/out"
+expect_grep "^phase-02.json +IDENTICAL .*  32 regs, 0 B stack$" "$T/out"
 
 # 4. refusals
 expect_rc 2 "$D4R" profile smoke

@@ -157,6 +157,10 @@ static CUresult m_cuGetErrorString(CUresult r, const char **s)
 static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **val)
 {
 	const char *bad = strstr(text, "bogus");
+	int verbose = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (opt[i] == CU_JIT_LOG_VERBOSE)
+			verbose = val[i] != NULL;
 	for (unsigned i = 0; i < n; i++) {
 		if (opt[i] == CU_JIT_ERROR_LOG_BUFFER && bad) {
 			unsigned line = 1;
@@ -168,20 +172,21 @@ static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **
 			         "errors\n", line);
 		}
 		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad) {
-			/* "// mock: spill": a verbose log's block for the first entry */
+			/* verbose: a block for the first entry, which spills with
+			 * "// mock: spill" */
 			const char *en = strstr(text, ".entry ");
-			int nl = 0;
+			int nl = 0, sp = strstr(text, "// mock: spill") != NULL;
 			while (en && en[7 + nl] && en[7 + nl] != '(' && nl < 64)
 				nl++;
-			if (strstr(text, "// mock: spill") && en)
+			if (verbose && en)
 				snprintf(val[i], 512,
 				         "ptxas info    : stand-in compile\n"
 				         "ptxas info    : Compiling entry function '%.*s' for 'sm_90'\n"
 				         "ptxas info    : Function properties for %.*s\n"
-				         "    64 bytes stack frame, 64 bytes spill stores, 60 bytes spill "
+				         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill "
 				         "loads\n"
 				         "ptxas info    : Used 32 registers, 0 bytes smem",
-				         nl, en + 7, nl, en + 7);
+				         nl, en + 7, nl, en + 7, sp ? 64 : 0, sp ? 64 : 0, sp ? 60 : 0);
 			else
 				snprintf(val[i], 64, "ptxas info    : stand-in compile");
 		}
