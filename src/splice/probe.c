@@ -911,20 +911,23 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 			    seq++, -2, STRBUF_INIT};
 			if (!wide && special_is_64(v->name))
 				/* the low half of a 64-bit special register, through a
-				 * temporary of its own scope: one line, one register kept */
-				sb_addf(&p.text,
-				        "\t{ .reg .b64 \t%sx%u; mov.u64 \t%sx%u, %s; "
-				        "cvt.u32.u64 \t%sw%u, %sx%u; }\t// d4r-splice probe "
-				        "%zu value %zu: read (low 32 bits)\n",
-				        res->prefix, read_no[nr], res->prefix, read_no[nr],
-				        v->name, res->prefix, read_no[nr], res->prefix,
-				        read_no[nr], i, k);
+				 * temporary of its own scope: one line, one register kept
+				 */
+				sb_addf(
+				    &p.text,
+				    "\t{ .reg .b64 \t%sx%u; mov.u64 \t%sx%u, %s; "
+				    "cvt.u32.u64 \t%sw%u, %sx%u; }\t// d4r-splice probe "
+				    "%zu value %zu: read (low 32 bits)\n",
+				    res->prefix, read_no[nr], res->prefix, read_no[nr],
+				    v->name, res->prefix, read_no[nr], res->prefix,
+				    read_no[nr], i, k);
 			else
-				sb_addf(&p.text,
-				        "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu "
-				        "value %zu: read\n",
-				        wide ? 64 : 32, res->prefix, wide ? 'c' : 'w',
-				        read_no[nr], v->name, i, k);
+				sb_addf(
+				    &p.text,
+				    "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu "
+				    "value %zu: read\n",
+				    wide ? 64 : 32, res->prefix, wide ? 'c' : 'w',
+				    read_no[nr], v->name, i, k);
 			VEC_PUSH(pcs, p);
 			nr++;
 		}
