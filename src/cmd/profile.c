@@ -517,8 +517,9 @@ int cmd_profile(int argc, char **argv)
 		resolution = prs.resolution;
 	const char *layer = p->mf.layer ? p->mf.layer : p->layer;
 	static const char *const scheduling =
-	    "probes can change the scheduling around them: each read is an instruction "
-	    "ptxas may not move code across, and each holds a register to the exit";
+	    "probes can change the scheduling around them: ptxas may keep code from "
+	    "crossing a read, or move code across it, and each read holds a register to "
+	    "the exit";
 
 	if (p->chart) {
 		size_t n = p->po.phases.n;
