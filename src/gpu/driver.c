@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 GpuDriver gpu_cu;
 CUresult gpu_cu_last_error;
@@ -338,6 +340,50 @@ static int cache_load(const char *file, GpuJitResult *r)
 	return rc;
 }
 
+/* The cache key of ptx[0..n) for the current context's device, the cache
+ * folder (*dir, NULL when none is known) and the image's file in it
+ * (*file, NULL with no folder); both malloc'd.  -1 without a context. */
+static int cache_file(const char *ptx, size_t n, const GpuJitOptions *o, char key[65],
+                      char **dir, char **file, Err *e)
+{
+	CUdevice dev;
+	int major = 0, minor = 0;
+	*dir = *file = NULL;
+	if (gpu_cu_check(gpu_cu.cuCtxGetDevice(&dev), "cuCtxGetDevice", e) < 0)
+		return -1;
+	gpu_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	gpu_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	char opts[128];
+	option_string(o, opts, sizeof opts);
+	gpu_cache_key(ptx, n, gpu_cu.driver_version, major, minor, opts, key);
+	if (o && o->image_file) {
+		*file = xstrdup(o->image_file);
+		return 0;
+	}
+	*dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
+	if (*dir) {
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "%s/%s.cubin", *dir, key);
+		*file = sb.p;
+	}
+	return 0;
+}
+
+bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o)
+{
+	if (o && o->no_cache)
+		return false;
+	char key[65], *dir, *file;
+	Err ig = ERR_INIT;
+	struct stat st;
+	bool hit = cache_file(ptx, n, o, key, &dir, &file, &ig) == 0 && file &&
+	           access(file, R_OK) == 0 && stat(file, &st) == 0 && st.st_size > 0;
+	free(dir);
+	free(file);
+	err_release(&ig);
+	return hit;
+}
+
 int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e)
 {
 	memset(r, 0, sizeof(*r));
@@ -365,20 +411,11 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 		goto out;
 	}
 
-	CUdevice dev;
-	int major = 0, minor = 0;
-	if (gpu_cu_check(gpu_cu.cuCtxGetDevice(&dev), "cuCtxGetDevice", e) < 0)
+	if (cache_file(text, n, o, r->key, &dir, &file, e) < 0)
 		goto out;
-	gpu_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-	gpu_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-	char opts[128];
-	option_string(o, opts, sizeof opts);
-	gpu_cache_key(text, n, gpu_cu.driver_version, major, minor, opts, r->key);
-	dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
-	if (dir) {
+	if (file) {
 		StrBuf sb = STRBUF_INIT;
-		sb_addf(&sb, "%s/%s.cubin", dir, r->key);
-		file = xstrdup(sb.p);
+		sb_addf(&sb, "%s", file);
 		if (cache_load(file, r) == 0) {
 			r->cached = true;
 			take_logs(&j, r);
@@ -387,7 +424,7 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 			size_t loglen;
 			Err ig = ERR_INIT;
 			sb_addf(&sb, ".log");
-			if (read_file(sb.p, &log, &loglen, &ig) == 0) {
+			if (dir && read_file(sb.p, &log, &loglen, &ig) == 0) {
 				free(r->info_log);
 				r->info_log = log;
 			}
@@ -424,7 +461,8 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	if (file) {
 		/* A cache that cannot be written costs time, not correctness. */
 		Err ig = ERR_INIT;
-		if (mkdir_p(dir, &ig) == 0 && write_file_atomic(file, cubin, cubin_size, &ig) == 0) {
+		if ((!dir || mkdir_p(dir, &ig) == 0) &&
+		    write_file_atomic(file, cubin, cubin_size, &ig) == 0 && dir) {
 			StrBuf lp = STRBUF_INIT;
 			sb_addf(&lp, "%s.log", file);
 			write_file_atomic(lp.p, r->info_log, strlen(r->info_log), &ig);

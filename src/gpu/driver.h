@@ -125,6 +125,9 @@ typedef struct {
 	const char *cache_dir;     /* NULL: gpu_cache_dir() */
 	bool verbose;              /* CU_JIT_LOG_VERBOSE (register use per function) */
 	int opt_level;             /* CU_JIT_OPTIMIZATION_LEVEL 0-4; -1 the driver's default */
+	const char *image_file;    /* the image's file instead of the cache's (not with
+	                              no_cache): loaded when not empty, else written;
+	                              no info log kept beside it */
 	GpuLineNote line_note;
 	void *line_ctx;
 } GpuJitOptions;
@@ -146,7 +149,8 @@ typedef struct {
  * sha256(PTX, driver version, device compute capability, JIT options); a
  * hit is loaded with cuModuleLoadData, a miss is compiled with
  * cuLinkCreate / cuLinkAddData / cuLinkComplete (which hands back the
- * cubin), stored, then loaded.  With no_cache: cuModuleLoadDataEx.
+ * cubin), stored, then loaded.  With image_file, that file takes the
+ * cached image's place (empty: a miss).  With no_cache: cuModuleLoadDataEx.
  *
  * On failure: -1; the message holds the error log, and for every PTX line
  * the log names ("line N"), that line of the PTX (and the line_note's
@@ -154,6 +158,14 @@ typedef struct {
  */
 int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e);
 void gpu_jit_result_release(GpuJitResult *r);
+
+/*
+ * Whether gpu_jit with these options would load ptx[0..n) from the image
+ * cache (an image for the current context's device is there) or from a
+ * non-empty image_file: false with no_cache, without a cache folder,
+ * without a context.  Reads no image.
+ */
+bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o);
 
 /* $XDG_CACHE_HOME/d4r-splice, else ~/.cache/d4r-splice (malloc'd), or
  * NULL when neither is known. */

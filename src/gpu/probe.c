@@ -12,10 +12,10 @@
  *   'G'  the device's free and total memory and its name (the memory query)
  *
  * Decisions:
- *  - One child per module, started from one thread per module: the JIT is
- *    the long part of a check, the driver runs one per process, and a fault
- *    in one module must not take the other's result (child.c serialises
- *    the forks so that no child inherits another's pipe).
+ *  - One child per module, all at once (gpu_child_run_all, child.h): the
+ *    JIT is the long part of a check, the driver runs one per process, and
+ *    a fault in one module must not take the other's result (child.c
+ *    serialises the forks so that no child inherits another's pipe).
  *  - The 'R' payload is built in one allocation whose frame and dump parts
  *    the read-backs write into directly, and the parent keeps the payload
  *    the pipe delivered: a dump of hundreds of MB is copied as few times as
@@ -26,7 +26,6 @@
 #include "base/sha256.h"
 #include "gpu/launch.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,22 +310,6 @@ out:
 
 /* ---- the parent ------------------------------------------------------------------- */
 
-typedef struct {
-	ProbeArg arg;
-	double timeout_s, jit_limit_s;
-	GpuChildResult cr;
-	Err e;
-	int rc;
-} Run;
-
-static void *run_thread(void *p)
-{
-	Run *r = p;
-	r->rc = gpu_child_run(probe_child, &r->arg, r->timeout_s, r->jit_limit_s, &r->cr,
-	                      &r->e);
-	return NULL;
-}
-
 static void set_status(GpuProbeModuleResult *mr, GpuStatus st, const char *msg)
 {
 	mr->status = st;
@@ -335,9 +318,9 @@ static void set_status(GpuProbeModuleResult *mr, GpuStatus st, const char *msg)
 }
 
 /* The module's result from what its child sent. */
-static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
+static void take(GpuProbeModuleResult *mr, GpuChildTask *t, const Manifest *m)
 {
-	GpuChildResult *cr = &r->cr;
+	GpuChildResult *cr = &t->cr;
 	mr->child_seconds = cr->seconds;
 	int done = 0;
 	for (size_t i = 0; i < cr->nrecs; i++) {
@@ -418,38 +401,26 @@ int gpu_probe_run(const GpuProbeJob *job, GpuProbeResult *res, Err *e)
 		return err_set(e, "no module to run");
 	if (gpu_driver_load(e) < 0)
 		return -1;
-	Run *runs = xcalloc(job->nmodules, sizeof(Run));
-	pthread_t *th = xcalloc(job->nmodules, sizeof(pthread_t));
-	bool *started = xcalloc(job->nmodules, sizeof(bool));
-	double t0 = now_seconds();
+	ProbeArg *args = xcalloc(job->nmodules, sizeof(ProbeArg));
+	GpuChildTask *tasks = xcalloc(job->nmodules, sizeof(GpuChildTask));
 	for (size_t k = 0; k < job->nmodules; k++) {
-		Run *r = &runs[k];
-		r->arg.job = job;
-		r->arg.k = k;
-		r->timeout_s = job->timeout_s > 0 ? job->timeout_s : 60;
-		r->jit_limit_s = job->jit_limit_s > 0 ? job->jit_limit_s : 900;
-		r->e = (Err)ERR_INIT;
-		if (job->serial)
-			run_thread(r);
-		else if (pthread_create(&th[k], NULL, run_thread, r) == 0)
-			started[k] = true;
-		else
-			run_thread(r);
+		args[k] = (ProbeArg){job, k};
+		tasks[k].arg = &args[k];
 	}
-	for (size_t k = 0; k < job->nmodules; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-	res->wall_seconds = now_seconds() - t0;
+	gpu_child_run_all(probe_child, tasks, job->nmodules,
+	                  job->timeout_s > 0 ? job->timeout_s : 60,
+	                  job->jit_limit_s > 0 ? job->jit_limit_s : 900, job->serial,
+	                  &res->wall_seconds);
 	int rc = 0, any = 0;
 	for (size_t k = 0; k < job->nmodules; k++) {
-		Run *r = &runs[k];
+		GpuChildTask *t = &tasks[k];
 		GpuProbeModuleResult *mr = &res->mods[k];
-		if (r->rc < 0) {
-			set_status(mr, GPU_ERROR, err_msg(&r->e));
+		if (t->rc < 0) {
+			set_status(mr, GPU_ERROR, err_msg(&t->e));
 		} else {
 			any = 1;
-			take(mr, r, job->manifest);
-			gpu_child_result_release(&r->cr);
+			take(mr, t, job->manifest);
+			gpu_child_result_release(&t->cr);
 		}
 		if (mr->status != GPU_OK && !res->message) {
 			StrBuf sb = STRBUF_INIT;
@@ -460,14 +431,13 @@ int gpu_probe_run(const GpuProbeJob *job, GpuProbeResult *res, Err *e)
 			res->status = mr->status;
 	}
 	if (!any) {
-		err_set(e, "%s", err_msg(&runs[0].e));
+		err_set(e, "%s", err_msg(&tasks[0].e));
 		rc = -1;
 	}
 	for (size_t k = 0; k < job->nmodules; k++)
-		err_release(&runs[k].e);
-	free(runs);
-	free(th);
-	free(started);
+		err_release(&tasks[k].e);
+	free(tasks);
+	free(args);
 	return rc;
 }
 

@@ -110,10 +110,10 @@ static int value_fmt(const Module *m, const Stmt *def, const RegInfo *ri)
 				q = end;
 			int t = fmt_of_type(p, (size_t)(q - p), false);
 			if (t >= 0 && p != op.p) {
-				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				if (ana_stmt_is_mma(def) && ri->bits == 32 &&
 				    t == PF_F16)
 					return PF_F16X2;
-				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				if (ana_stmt_is_mma(def) && ri->bits == 32 &&
 				    t == PF_BF16)
 					return PF_BF16X2;
 				if (t != PF_PRED &&

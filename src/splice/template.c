@@ -11,46 +11,16 @@
  * comment is filled in).  Nothing here knows about the module: the splicer
  * (splice.c) checks bindings against the cut interface before rendering.
  *
- * The body check.  The header says what the body does to memory, how many
- * barriers it runs and which formals it writes; the splicer's verdicts rest
- * on that, so the reader proves it from the body itself.  The body is
- * expanded by the same walker that renders it (expand below), in a mode
- * with no recipe: each formal becomes a dummy register of its type ("%d$3"
- * for %{d[3]}, "%a$" for %{a}: '$' is a name byte in PTX and never one of a
- * formal's, so no name the author wrote is a dummy), each ${EXPR} is
- * checked for its syntax and its parameters and becomes "0", locals and
- * special registers stay as written.  That text, inside a one-function
- * module that declares the dummies, goes to ptx_parse and df_build, the
- * parser and dataflow every module goes through; statement by statement,
- * df_mem_effect says what is loaded and stored where, df_defs what is
- * written.  A message from the parser names a place in that text, which is
- * mapped back to the template's own line and column through the record of
- * the holes whose length changed.
+ * The body check against the header is in tplbody.c.
  *
  * Decisions:
- *  - Dummy bindings rather than the recipe's: the template is checked once,
- *    on its own, by every verb that reads it (`recipe check` without
- *    --ptxas included), and the errors are the template's, not a recipe's.
- *    What needs the recipe's values (the numbers, their overflow) is
- *    checked when rendering.
- *  - The contract is one-sided where it is safe to be: a body may do less
- *    than its header declares (a `reads` space it never loads), never more.
- *    The splicer's verdict uses TplBody, so an over-declared header costs
- *    nothing.  An `out` formal never written is an error (its module
- *    register would keep a stale value).  A written `in` formal is the
- *    splicer's to judge (Formal.written): it is harmless when the register
- *    bound to it is dead after the cut (a scaffold's accumulator the cut
- *    overwrites in place), and an error when it is read there.
- *  - Barriers are counted statically: a body with no branch must execute
- *    exactly the declared number; one with branches is only held to
- *    "none under `barriers 0`" (a static count is not an execution count).
- *    A template without a reads, writes or barriers line declares none.
  *  - ${EXPR} arithmetic is 64-bit and checked (__builtin_*_overflow): a
  *    number that does not fit, an overflowing +, -, *, /, % or unary minus,
  *    and a division by zero are errors at the operator; nesting is bounded
  *    so no expression can exhaust the stack.
  */
 #include "template.h"
+#include "tpl_internal.h"
 
 #include "base/file.h"
 #include "ptx/lex.h"
@@ -62,17 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const space_names[SP__COUNT] = {
-    [SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
-    [SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
-    [SP_TEX] = "tex",         [SP_SURF] = "surf",
-};
-
-/* "path:line:col: what", the template's line and a caret under byte `off`
- * of its text. */
-static int tpl_err(Err *e, const Template *t, size_t off, const char *fmt, ...)
-    PRINTF_LIKE(4, 5);
-static int tpl_err(Err *e, const Template *t, size_t off, const char *fmt, ...)
+int tpl_error(Err *e, const Template *t, size_t off, const char *fmt, ...)
 {
 	va_list ap;
 	char buf[1536];
@@ -252,18 +212,18 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 				ty = word(&c);
 		}
 		if (!ty.n || ty.p[0] != '.')
-			return tpl_err(e, t, off_of(t, at),
+			return tpl_error(e, t, off_of(t, at),
 			               "'%.*s': expected a register type such as .b32",
 			               (int)ty.n, ty.p);
 		if (!ptx_reg_type(ty.p, ty.n) || ty.n >= sizeof(((Formal *)0)->type))
-			return tpl_err(
+			return tpl_error(
 			    e, t, off_of(t, ty.p),
 			    "'%.*s' is not a PTX register type (.pred, .b8-.b128, "
 			    ".u8-.u64, "
 			    ".s8-.s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64)",
 			    (int)ty.n, ty.p);
 		if (vec && str_eqc(ty, ".pred"))
-			return tpl_err(e, t, off_of(t, at),
+			return tpl_error(e, t, off_of(t, at),
 			               "a predicate cannot be a vector register");
 		uint32_t bits = ptx_type_bits(ty.p, ty.n);
 		int nnames = 0;
@@ -274,7 +234,7 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 			       (isalnum((unsigned char)w.p[k]) || w.p[k] == '_'))
 				k++;
 			if (!k || isdigit((unsigned char)w.p[0]))
-				return tpl_err(
+				return tpl_error(
 				    e, t, off_of(t, w.p),
 				    "'%.*s': a formal name is letters, digits and '_'",
 				    (int)w.n, w.p);
@@ -282,23 +242,23 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 				char *q;
 				if (w.p[k] != '[' || w.p[w.n - 1] != ']' ||
 				    !isdigit((unsigned char)w.p[k + 1]))
-					return tpl_err(e, t, off_of(t, w.p),
+					return tpl_error(e, t, off_of(t, w.p),
 					               "'%.*s': expected NAME or NAME[N]",
 					               (int)w.n, w.p);
 				unsigned long v = strtoul(w.p + k + 1, &q, 10);
 				if (q != w.p + w.n - 1 || v == 0 || v > 65536)
-					return tpl_err(e, t, off_of(t, w.p),
+					return tpl_error(e, t, off_of(t, w.p),
 					               "'%.*s': bad list length",
 					               (int)w.n, w.p);
 				f.count = (uint32_t)v;
 			}
 			if (tpl_formal(t, w.p, k))
-				return tpl_err(e, t, off_of(t, w.p),
+				return tpl_error(e, t, off_of(t, w.p),
 				               "formal '%.*s' declared twice", (int)k,
 				               w.p);
 			uint32_t regs = f.count ? f.count : 1;
 			if (regs > TPL_MAX_REGS - t->formal_regs)
-				return tpl_err(e, t, off_of(t, w.p),
+				return tpl_error(e, t, off_of(t, w.p),
 				               "'%.*s': the formals stand for more than "
 				               "%u registers",
 				               (int)w.n, w.p, TPL_MAX_REGS);
@@ -313,7 +273,7 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 			VEC_PUSH(t->formals, f);
 		}
 		if (!nnames)
-			return tpl_err(e, t, off_of(t, kw.p), "'%.*s' names no formal",
+			return tpl_error(e, t, off_of(t, kw.p), "'%.*s' names no formal",
 			               (int)kw.n, kw.p);
 		return 0;
 	}
@@ -322,13 +282,13 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 			for (size_t i = 0; i < w.n; i++)
 				if (!(isalnum((unsigned char)w.p[i]) || w.p[i] == '_') ||
 				    isdigit((unsigned char)w.p[0]))
-					return tpl_err(e, t, off_of(t, w.p),
+					return tpl_error(e, t, off_of(t, w.p),
 					               "'%.*s': a parameter name is "
 					               "letters, digits and '_'",
 					               (int)w.n, w.p);
 			for (size_t i = 0; i < t->params.n; i++)
 				if (str_eqc(w, t->params.v[i]))
-					return tpl_err(e, t, off_of(t, w.p),
+					return tpl_error(e, t, off_of(t, w.p),
 					               "parameter '%.*s' declared twice",
 					               (int)w.n, w.p);
 			VEC_PUSH(t->params, xstrndup(w.p, w.n));
@@ -343,10 +303,10 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 				continue;
 			int sp = -1;
 			for (int i = 0; i < SP__COUNT; i++)
-				if (str_eqc(w, space_names[i]))
+				if (str_eqc(w, space_name((Space)i)))
 					sp = i;
 			if (sp < 0)
-				return tpl_err(e, t, off_of(t, w.p),
+				return tpl_error(e, t, off_of(t, w.p),
 				               "'%.*s': expected a state space (global "
 				               "shared local const param "
 				               "generic tex surf) or none",
@@ -360,18 +320,18 @@ static int header_line(Template *t, const char *p, const char *end, uint32_t lin
 		char *q;
 		char buf[32];
 		if (!w.n || w.n >= sizeof buf)
-			return tpl_err(e, t, off_of(t, w.n ? w.p : kw.p),
+			return tpl_error(e, t, off_of(t, w.n ? w.p : kw.p),
 			               "'barriers' needs a count");
 		memcpy(buf, w.p, w.n);
 		buf[w.n] = 0;
 		long v = strtol(buf, &q, 10);
 		if (*q || !isdigit((unsigned char)buf[0]) || v > 1000000)
-			return tpl_err(e, t, off_of(t, w.p), "'%s': bad barrier count",
+			return tpl_error(e, t, off_of(t, w.p), "'%s': bad barrier count",
 			               buf);
 		t->barriers = (int)v;
 		return 0;
 	}
-	return tpl_err(
+	return tpl_error(
 	    e, t, off_of(t, kw.p),
 	    "unknown header directive '%.*s' (expected in, out, inout, param, reads, "
 	    "writes, barriers, note)",
@@ -383,7 +343,7 @@ static int reg_line(Template *t, const char *p, const char *end, Err *e)
 {
 	const char *semi = memchr(p, ';', (size_t)(end - p));
 	if (!semi)
-		return tpl_err(e, t, off_of(t, p) - 4,
+		return tpl_error(e, t, off_of(t, p) - 4,
 		               "'.reg' declaration without ';' on its line");
 	const char *q = p;
 	while (q < semi) {
@@ -397,7 +357,7 @@ static int reg_line(Template *t, const char *p, const char *end, Err *e)
 			continue;
 		}
 		if (*q != '%')
-			return tpl_err(e, t, off_of(t, s),
+			return tpl_error(e, t, off_of(t, s),
 			               "local '%.*s': template locals are %%names",
 			               (int)(semi - s), s);
 		q = ptx_lex_idcont(q + 1, semi);
@@ -410,7 +370,7 @@ static int reg_line(Template *t, const char *p, const char *end, Err *e)
 			    isdigit((unsigned char)q[1]) ? strtoul(q + 1, &z, 10) : 0;
 			if (!v || *z != '>' || v > (1u << 24)) {
 				free(l.name);
-				return tpl_err(e, t, off_of(t, q),
+				return tpl_error(e, t, off_of(t, q),
 				               "bad register range in '.reg'");
 			}
 			l.count = (uint32_t)v;
@@ -418,7 +378,7 @@ static int reg_line(Template *t, const char *p, const char *end, Err *e)
 		}
 		for (size_t i = 0; i < t->formals.n; i++)
 			if (!strcmp(t->formals.v[i].name, l.name + 1)) {
-				int rc = tpl_err(e, t, off_of(t, s),
+				int rc = tpl_error(e, t, off_of(t, s),
 				                 "local '%s' has the name of a formal",
 				                 l.name);
 				free(l.name);
@@ -429,7 +389,6 @@ static int reg_line(Template *t, const char *p, const char *end, Err *e)
 	return 0;
 }
 
-static int check_body(Template *t, Err *e);
 
 int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *e)
 {
@@ -439,7 +398,7 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 	t->len = len;
 	t->barriers = -1;
 	if (len && memchr(text, 0, len)) {
-		tpl_err(e, t, (size_t)((const char *)memchr(text, 0, len) - text),
+		tpl_error(e, t, (size_t)((const char *)memchr(text, 0, len) - text),
 		        "NUL byte in the template");
 		goto fail;
 	}
@@ -482,7 +441,7 @@ int tpl_parse(const char *path, const char *text, size_t len, Template *t, Err *
 		bol = false;
 	}
 	t->nlines = len ? lx.line - (t->text[len - 1] == '\n') : 0;
-	if (check_body(t, e) < 0)
+	if (tpl_check_body(t, e) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -559,7 +518,7 @@ static int64_t expr_fail(Expr *x, const char *at, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (!x->failed)
-		x->failed = tpl_err(x->e, x->t, off_of(x->t, at), "%s", buf);
+		x->failed = tpl_error(x->e, x->t, off_of(x->t, at), "%s", buf);
 	return 0;
 }
 
@@ -694,7 +653,7 @@ static int expr_eval(const Template *t, const Recipe *r, const char *p, const ch
 		return -1;
 	expr_ws(&x);
 	if (x.p != end)
-		return tpl_err(e, t, off_of(t, x.p), "unexpected '%c' in ${...}", *x.p);
+		return tpl_error(e, t, off_of(t, x.p), "unexpected '%c' in ${...}", *x.p);
 	return 0;
 }
 
@@ -722,23 +681,7 @@ static const TplLocal *local_of(const Template *t, const char *s, size_t n)
 	return NULL;
 }
 
-/* A hole whose replacement has another length: [chk0, chk1) of the
- * expanded text stands for [tpl0, tpl1) of the template. */
-typedef struct {
-	size_t chk0, chk1, tpl0, tpl1;
-} Hole;
-
-typedef struct {
-	const Template *t;
-	const Recipe *r;    /* NULL: the body check's expansion (the essay) */
-	const char *prefix; /* the locals' fresh prefix (rendering) */
-	StrBuf *out;
-	VEC(Hole) holes; /* the body check's */
-	Err *e;
-} Expand;
-
-/* The body check's stand-in for element idx (-1: a scalar) of formal f. */
-static void dummy_name(StrBuf *out, const Formal *f, long idx)
+void tpl_dummy_name(StrBuf *out, const Formal *f, long idx)
 {
 	if (idx < 0)
 		sb_addf(out, "%%%s$", f->name);
@@ -764,13 +707,13 @@ static const char *expand_formal(Expand *x, const char *p, const char *end)
 	while (z < end && *z != '}' && *z != '\n')
 		z++;
 	if (z >= end || *z != '}')
-		return tpl_err(e, t, off_of(t, p), "unterminated '%%{'"), NULL;
+		return tpl_error(e, t, off_of(t, p), "unterminated '%%{'"), NULL;
 	const char *br = memchr(s, '[', (size_t)(z - s));
 	size_t nlen = (size_t)((br ? br : z) - s);
 	int hl = (int)(z - s);
 	const Formal *f = tpl_formal(t, s, nlen);
 	if (!f)
-		return tpl_err(e, t, off_of(t, p),
+		return tpl_error(e, t, off_of(t, p),
 		               "'%%{%.*s}': no such formal in the header", hl, s),
 		       NULL;
 	long idx = -1;
@@ -778,34 +721,34 @@ static const char *expand_formal(Expand *x, const char *p, const char *end)
 		char *q;
 		idx = isdigit((unsigned char)br[1]) ? strtol(br + 1, &q, 10) : -1;
 		if (idx < 0 || *q != ']' || q + 1 != z)
-			return tpl_err(e, t, off_of(t, p), "'%%{%.*s}': bad index", hl,
+			return tpl_error(e, t, off_of(t, p), "'%%{%.*s}': bad index", hl,
 			               s),
 			       NULL;
 	}
 	if (f->count && (idx < 0 || (unsigned long)idx >= f->count))
-		return tpl_err(
+		return tpl_error(
 		           e, t, off_of(t, p),
 		           "'%%{%.*s}': formal '%s' is a list of %u: give an index 0..%u",
 		           hl, s, f->name, f->count, f->count - 1),
 		       NULL;
 	if (!f->count && idx >= 0)
-		return tpl_err(e, t, off_of(t, p),
+		return tpl_error(e, t, off_of(t, p),
 		               "'%%{%.*s}': formal '%s' is not a list", hl, s, f->name),
 		       NULL;
 	if (!x->r) {
 		size_t at = x->out->n;
-		dummy_name(x->out, f, idx);
+		tpl_dummy_name(x->out, f, idx);
 		hole(x, at, p, z + 1);
 		return z + 1;
 	}
 	const RecipeBind *b = rcp_bind_find(x->r, f->name);
 	if (!b)
-		return tpl_err(e, t, off_of(t, p),
+		return tpl_error(e, t, off_of(t, p),
 		               "formal '%s' is not bound by the recipe", f->name),
 		       NULL;
 	uint32_t k = idx < 0 ? 0 : (uint32_t)idx;
 	if (k >= b->nregs)
-		return tpl_err(e, t, off_of(t, p),
+		return tpl_error(e, t, off_of(t, p),
 		               "'%%{%.*s}': the binding has %u registers", hl, s,
 		               b->nregs),
 		       NULL;
@@ -821,7 +764,7 @@ static const char *expand_expr(Expand *x, const char *p, const char *end)
 	while (z < end && *z != '}' && *z != '\n')
 		z++;
 	if (z >= end || *z != '}')
-		return tpl_err(x->e, x->t, off_of(x->t, p), "unterminated '${'"), NULL;
+		return tpl_error(x->e, x->t, off_of(x->t, p), "unterminated '${'"), NULL;
 	int64_t v;
 	if (expr_eval(x->t, x->r, p + 2, z, &v, x->e) < 0)
 		return NULL;
@@ -843,7 +786,7 @@ static const char *expand_trivia(Expand *x, const char *p, const char *end)
 	/* Unterminated, it would hide the holes after it from this walk, and
 	 * the parser may not see it either (a .loc line is read as text). */
 	if (k.kind == TK_BAD)
-		return tpl_err(x->e, x->t, off_of(x->t, p), "unterminated %s",
+		return tpl_error(x->e, x->t, off_of(x->t, p), "unterminated %s",
 		               *p == '"' ? "string" : "comment"),
 		       NULL;
 	if (k.kind == TK_COMMENT && p[1] == '/' && !(k.n >= 3 && p[2] == '!')) {
@@ -879,7 +822,7 @@ static bool glued_hole(Expand *x, const char *s, const char *p, const char *end)
 {
 	if (!(p > s && p[-1] == '$' && p < end && *p == '{'))
 		return false;
-	tpl_err(x->e, x->t, off_of(x->t, p - 1),
+	tpl_error(x->e, x->t, off_of(x->t, p - 1),
 	        "'%.*s{': a ${...} cannot continue a name or a number", (int)(p - s), s);
 	return true;
 }
@@ -904,7 +847,7 @@ static const char *expand_reg(Expand *x, const char *p, const char *end)
 	} else if (local || ptx_special_reg(s, n)) {
 		sb_addn(x->out, s, n);
 	} else
-		return tpl_err(x->e, t, off_of(t, s),
+		return tpl_error(x->e, t, off_of(t, s),
 		               "register '%.*s' is neither a template local (.reg) nor a "
 		               "formal "
 		               "(%%{...}) nor a special register",
@@ -913,9 +856,7 @@ static const char *expand_reg(Expand *x, const char *p, const char *end)
 	return p;
 }
 
-/* The template's text with its holes filled, into x->out.  One walk for
- * rendering and for the body check, so the check parses what is spliced. */
-static int expand(Expand *x)
+int tpl_expand(Expand *x)
 {
 	const char *p = x->t->text, *end = p + x->t->len;
 	while (p) {
@@ -950,308 +891,5 @@ int tpl_render(const Template *t, const Recipe *r, const char *prefix, StrBuf *o
                Err *e)
 {
 	Expand x = {t, r, prefix, out, {0}, e};
-	return expand(&x);
-}
-
-/* ---- the body against the header ------------------------------------------- */
-
-/* The one-function module the body is parsed in: the prefix declares the
- * formals' dummies, the body follows from its first byte, the suffix
- * closes the function. */
-#define CHECK_NAME "template body"
-
-typedef struct {
-	Template *t;
-	Expand x;     /* its out: the whole module's text */
-	size_t body0; /* where the expanded body starts */
-	size_t body1; /* ... and ends */
-	Module *m;
-	Dataflow *df;
-	Err *e;
-} Check;
-
-/* Template offset of byte `off` of the module's text. */
-static size_t tpl_off(const Check *c, size_t off)
-{
-	if (off < c->body0)
-		return 0;
-	if (off >= c->body1)
-		return c->t->len;
-	off -= c->body0;
-	size_t delta_at = 0, tpl_at = 0; /* the last hole passed: its ends */
-	for (size_t i = 0; i < c->x.holes.n; i++) {
-		const Hole *h = &c->x.holes.v[i];
-		size_t c0 = h->chk0 - c->body0, c1 = h->chk1 - c->body0;
-		if (off < c0)
-			break;
-		if (off < c1)
-			return h->tpl0;
-		delta_at = c1;
-		tpl_at = h->tpl1;
-	}
-	return tpl_at + (off - delta_at);
-}
-
-static void declare_dummies(StrBuf *sb, const Template *t)
-{
-	for (size_t i = 0; i < t->formals.n; i++) {
-		const Formal *f = &t->formals.v[i];
-		sb_adds(sb, "\t.reg ");
-		if (f->vec)
-			sb_addf(sb, ".v%u ", f->vec);
-		sb_addf(sb, "%s ", f->type);
-		if (!f->count)
-			dummy_name(sb, f, -1);
-		for (uint32_t k = 0; k < f->count; k++) {
-			if (k)
-				sb_adds(sb, ", ");
-			dummy_name(sb, f, (long)k);
-		}
-		sb_adds(sb, ";\n");
-	}
-}
-
-/* The parser's "NAME:LINE:COL: what" (and its source line), said again at
- * the template's own line and column. */
-static int parse_error(Check *c, const Err *pe)
-{
-	const char *msg = err_msg(pe);
-	size_t nn = strlen(CHECK_NAME);
-	unsigned line = 0, col = 0;
-	int used = 0;
-	if (strncmp(msg, CHECK_NAME ":", nn + 1) ||
-	    sscanf(msg + nn + 1, "%u:%u: %n", &line, &col, &used) != 2 || !used)
-		return tpl_err(c->e, c->t, 0, "%s",
-		               strncmp(msg, CHECK_NAME ": ", nn + 2) ? msg
-		                                                     : msg + nn + 2);
-	const char *what = msg + nn + 1 + used;
-	size_t wn = strcspn(what, "\n");
-	/* the byte the parser pointed at */
-	const char *s = c->x.out->p;
-	size_t n = c->x.out->n, off = 0;
-	for (unsigned l = 1; l < line && off < n; off++)
-		l += s[off] == '\n';
-	off += col - 1;
-	if (off < c->body0 || off >= c->body1)
-		return tpl_err(c->e, c->t, c->t->len, "%.*s (at the end of the template)",
-		               (int)wn, what);
-	return tpl_err(c->e, c->t, tpl_off(c, off), "%.*s", (int)wn, what);
-}
-
-/* The body's braces balance (as the lexer sees them: not in comments and
- * strings), so that the function the body is parsed in is closed by its
- * own '}' and nothing else. */
-static int check_braces(const Check *c)
-{
-	const char *s = c->x.out->p + c->body0;
-	Lexer lx = ptx_lex_init(s, c->body1 - c->body0);
-	VEC(size_t) open = {0};
-	int rc = 0;
-	for (;;) {
-		Token k = ptx_lex_next(&lx);
-		if (k.kind == TK_END)
-			break;
-		if (k.kind != TK_PUNCT || (*k.p != '{' && *k.p != '}'))
-			continue;
-		if (*k.p == '{') {
-			VEC_PUSH(open, (size_t)(k.p - c->x.out->p));
-		} else if (!open.n) {
-			rc = tpl_err(c->e, c->t, tpl_off(c, (size_t)(k.p - c->x.out->p)),
-			             "this '}' closes no '{' of the template");
-			break;
-		} else
-			open.n--;
-	}
-	if (!rc && open.n)
-		rc = tpl_err(c->e, c->t, tpl_off(c, open.v[open.n - 1]),
-		             "this '{' is not closed in the template");
-	VEC_FREE(open);
-	return rc;
-}
-
-static int stmt_err(const Check *c, const Stmt *s, const char *fmt, ...)
-    PRINTF_LIKE(3, 4);
-static int stmt_err(const Check *c, const Stmt *s, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	return tpl_err(c->e, c->t, tpl_off(c, s->off), "%s", buf);
-}
-
-static uint32_t tpl_line(const Check *c, const Stmt *s)
-{
-	unsigned line, col;
-	err_line_col(c->t->text, c->t->len, tpl_off(c, s->off), &line, &col);
-	return line;
-}
-
-/* What each statement does to memory, against the reads, writes and
- * barriers lines; the counts into t->body. */
-static int check_effects(Check *c, const Func *f)
-{
-	Template *t = c->t;
-	TplBody *b = &t->body;
-	bool branches = f->nlabel > 0;
-	const Stmt *first_barrier = NULL;
-	for (uint32_t i = 0; i < f->nstmt; i++) {
-		const Stmt *s = func_stmt(c->m, f, i);
-		Str op = stmt_opcode(c->m, s);
-		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_CALL ||
-		    s->op == OP_RET || s->op == OP_EXIT)
-			branches = true;
-		MemEffect me = df_mem_effect(c->df, i);
-		if (me.flags & ME_STORE) {
-			if (!(t->writes & (1u << me.store)))
-				return stmt_err(c, s,
-				                "'%.*s' writes %s memory, and the "
-				                "header's '//! writes' does "
-				                "not list %s",
-				                (int)op.n, op.p, space_names[me.store],
-				                space_names[me.store]);
-			if (!b->stores[me.store]++)
-				b->store_line[me.store] = tpl_line(c, s);
-		}
-		if (me.flags & ME_LOAD) {
-			if (!(t->reads & (1u << me.load)))
-				return stmt_err(c, s,
-				                "'%.*s' reads %s memory, and the "
-				                "header's '//! reads' does "
-				                "not list %s",
-				                (int)op.n, op.p, space_names[me.load],
-				                space_names[me.load]);
-			if (!b->loads[me.load]++)
-				b->load_line[me.load] = tpl_line(c, s);
-		}
-		if ((me.flags & ME_ATOMIC) && !b->atomics++)
-			b->atomic_line = tpl_line(c, s);
-		if (me.flags & ME_BARRIER) {
-			if (t->barriers <= 0)
-				return stmt_err(c, s,
-				                "'%.*s' is a barrier, and the header %s",
-				                (int)op.n, op.p,
-				                t->barriers == 0
-				                    ? "says '//! barriers 0'"
-				                    : "declares none ('//! barriers N')");
-			if (!b->barriers++) {
-				b->barrier_line = tpl_line(c, s);
-				first_barrier = s;
-			}
-		}
-	}
-	if (!branches && t->barriers > 0 && (int)b->barriers != t->barriers) {
-		if (first_barrier)
-			return stmt_err(
-			    c, first_barrier,
-			    "the header says '//! barriers %d', and the body (with no "
-			    "branch) executes %u",
-			    t->barriers, b->barriers);
-		return tpl_err(
-		    c->e, t, 0,
-		    "the header says '//! barriers %d', and the body executes none",
-		    t->barriers);
-	}
-	return 0;
-}
-
-/* Every element of every out formal is written.  Which elements the body
- * writes is kept in each formal (Formal.written): for an in formal that is
- * the splicer's to judge, since only the module says whether the register
- * bound to it is read after the cut. */
-static int check_formals(Check *c, const Func *f)
-{
-	Template *t = c->t;
-	uint32_t nr = df_nregs(c->df);
-	uint32_t *writer = xmalloc((nr ? nr : 1) * sizeof *writer);
-	for (uint32_t i = 0; i < nr; i++)
-		writer[i] = UINT32_MAX;
-	for (uint32_t i = f->nstmt; i-- > 0;) {
-		uint32_t n;
-		const uint32_t *d = df_defs(c->df, i, &n);
-		for (uint32_t k = 0; k < n; k++)
-			writer[d[k]] = i; /* the first statement that writes it */
-	}
-	int rc = 0;
-	StrBuf nm = STRBUF_INIT;
-	for (size_t i = 0; i < t->formals.n && !rc; i++) {
-		Formal *fm = &t->formals.v[i];
-		uint32_t n = fm->count ? fm->count : 1;
-		fm->written = xcalloc(n, 1);
-		for (uint32_t k = 0; k < n && !rc; k++) {
-			sb_reset(&nm);
-			dummy_name(&nm, fm, fm->count ? (long)k : -1);
-			int64_t id = df_reg_find(c->df, str_of(nm.p, nm.n));
-			uint32_t w = id < 0 ? UINT32_MAX : writer[id];
-			if (w != UINT32_MAX) {
-				fm->written[k] = 1;
-				if (!fm->write_line)
-					fm->write_line =
-					    tpl_line(c, func_stmt(c->m, f, w));
-				continue;
-			}
-			if (fm->dir != FM_OUT)
-				continue;
-			char el[24] = "";
-			if (fm->count)
-				snprintf(el, sizeof el, "[%u]", k);
-			rc = tpl_err(c->e, t, fm->off,
-			             "out formal '%s%s' is never written by the template "
-			             "(no statement "
-			             "has '%%{%s%s}' as its destination)",
-			             fm->name, el, fm->name, el);
-		}
-	}
-	sb_release(&nm);
-	free(writer);
-	return rc;
-}
-
-/* Parses the body with the project's parser and checks it against the
- * header (the essay at the top says how). */
-static int check_body(Template *t, Err *e)
-{
-	StrBuf text = STRBUF_INIT;
-	Check c = {t, {t, NULL, NULL, &text, {0}, e}, 0, 0, NULL, NULL, e};
-	sb_adds(&text, ".version 8.7\n.target sm_90a\n.address_size 64\n"
-	               ".visible .entry d4r_template()\n{\n");
-	declare_dummies(&text, t);
-	c.body0 = text.n;
-	int rc = -1;
-	if (expand(&c.x) < 0)
-		goto out;
-	c.body1 = text.n;
-	sb_adds(&text, "\n}\n");
-	if (check_braces(&c) < 0)
-		goto out;
-	Err pe = ERR_INIT;
-	c.m = ptx_parse(CHECK_NAME, text.p, text.n, &pe);
-	if (!c.m) {
-		parse_error(&c, &pe);
-		err_release(&pe);
-		goto out;
-	}
-	err_release(&pe);
-	const Func *f = c.m->funcs.n ? &c.m->funcs.v[0] : NULL;
-	if (c.m->funcs.n != 1 || f->body_close != c.body1 + 1) {
-		/* a '}' of the body closed the function */
-		tpl_err(e, t, tpl_off(&c, f ? f->body_close : c.body1),
-		        "this '}' closes no '{' of the template");
-		goto out;
-	}
-	c.df = df_build(c.m, f, e);
-	if (!c.df)
-		goto out;
-	if (check_effects(&c, f) < 0 || check_formals(&c, f) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (c.df)
-		df_free(c.df);
-	if (c.m)
-		mod_free(c.m);
-	VEC_FREE(c.x.holes);
-	sb_release(&text);
-	return rc;
+	return tpl_expand(&x);
 }

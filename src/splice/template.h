@@ -23,7 +23,7 @@
  * rendered text (the splicer's line map relies on it).
  *
  * The header is a contract, and reading a template checks its body against
- * it with the project's own PTX parser and dataflow (template.c says how):
+ * it with the project's own PTX parser and dataflow (tplbody.c says how):
  * a body that stores (st, red, atom, ...) to a space the `writes` line does
  * not list, loads from one the `reads` line does not list, executes a
  * barrier under `barriers 0` (or a straight-line body whose count differs),

@@ -607,6 +607,30 @@ static void test_dataflow__cut_memory_effects(void **state)
 	fx_free(&x);
 }
 
+/* Opcode components of a space's length that name no space (".ctacta",
+ * seven bytes; ".mmio", ".relaxed") are not a space, and reading them
+ * stays inside the names compared with (found by fuzz_template: ASan
+ * reported a read past ".const"). */
+static void test_dataflow__space_components_not_spaces(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .b32 %r<9>;\n\t.reg .b64 %rd<4>;\n"
+	               "\tld.param.u64 %rd1, [k_p0];\n"            /* 0 */
+	               "\tred.ctacta.add.u32 [%rd1], %r1;\n"       /* 1 */
+	               "\tld.relaxed.gpu.global.u32 %r2, [%rd1];\n" /* 2 */
+	               "\tld.constx.u32 %r3, [%rd1];\n"            /* 3 */
+	               "\tret;\n}\n");
+	const Module *m = df_module(x.df);
+	const Func *f = df_func(x.df);
+	Space sp[2];
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 1), sp), 0);
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 2), sp), 1);
+	assert_int_equal(sp[0], SP_GLOBAL);
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 3), sp), 0);
+	(void)state;
+	fx_free(&x);
+}
+
 static const char RW[] =
 	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
 	"\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n"
@@ -1086,6 +1110,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__read_and_write_same_register),
 		cmocka_unit_test(test_dataflow__guarded_write_live_in),
 		cmocka_unit_test(test_dataflow__every_reaching_definition),
+		cmocka_unit_test(test_dataflow__space_components_not_spaces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

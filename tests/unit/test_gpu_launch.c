@@ -153,9 +153,50 @@ static CUresult m_cuGetErrorString(CUresult r, const char **s)
 	return CUDA_SUCCESS;
 }
 
+/* With $D4R_MOCK_EVENTS, a line per compile's start and end and per
+ * launch, with the process id, appended to that file (one write each, so
+ * the lines of several processes do not mix). */
+static void mock_event(const char *what)
+{
+	const char *path = getenv("D4R_MOCK_EVENTS");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (f) {
+		setvbuf(f, NULL, _IOFBF, 256);
+		fprintf(f, "%s %ld\n", what, (long)getpid());
+		fclose(f);
+	}
+}
+
+/* "// mock: jit-meet N": a compile waits (10 s at most) until the events
+ * file shows N compiles started, so JITs that run side by side all end
+ * after every one has begun, and JITs one after the other do not. */
+static void jit_meet(const char *text)
+{
+	const char *m = strstr(text, "// mock: jit-meet ");
+	const char *path = getenv("D4R_MOCK_EVENTS");
+	if (!m || !path)
+		return;
+	int want = atoi(m + 18);
+	for (int tries = 0; tries < 1000; tries++) {
+		FILE *f = fopen(path, "r");
+		char line[128];
+		int begun = 0;
+		while (f && fgets(line, sizeof line, f))
+			begun += !strncmp(line, "jit-begin ", 10);
+		if (f)
+			fclose(f);
+		if (begun >= want)
+			return;
+		usleep(10000);
+	}
+}
+
 /* "Compiles": PTX with "bogus" in it fails with a ptxas-style log. */
 static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **val)
 {
+	mock_event("jit-begin");
+	jit_meet(text);
+	mock_event("jit-end");
 	const char *bad = strstr(text, "bogus");
 	int verbose = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -556,6 +597,7 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 {
 	(void)s, (void)kp;
 	MockFunc *mf = (MockFunc *)f;
+	mock_event("launch");
 	if (sticky)
 		return sticky;
 	if ((int)smem > mf->max_dyn)

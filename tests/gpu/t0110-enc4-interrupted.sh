@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0108-enc4-interrupted: the main job interrupted during a real JIT.
+# t0110-enc4-interrupted: the main job interrupted during a real JIT.
 # SIGINT to the process group (Ctrl-C) and SIGTERM to the tool alone, while
 # the child compiles enc4 with an empty image cache: the tool ends by that
 # signal (130, 143), the child is gone, and no temporary file is left in
