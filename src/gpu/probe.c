@@ -153,6 +153,7 @@ static int probe_child(void *argp, GpuChan *ch)
 	snprintf(stage, sizeof stage, "jit %s", src->name);
 	gpu_chan_stage(ch, stage);
 	GpuJitOptions jo = {.name = src->name,
+	                    .verbose = job->attrs,
 	                    .no_cache = job->no_cache,
 	                    .cache_dir = job->cache_dir,
 	                    .opt_level = -1,
@@ -161,11 +162,20 @@ static int probe_child(void *argp, GpuChan *ch)
 	if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0 ||
 	    gpu_layer_bind(L, jr.module, &b, &e) < 0)
 		goto fail;
+	GpuFuncAttrs fa;
+	memset(&fa, 0, sizeof fa);
+	for (size_t i = 0; job->attrs && i < m->nlaunches; i++)
+		if (!strcmp(m->launches[i].entry, m->entry)) {
+			if (gpu_func_attrs(b.funcs[i], &fa, &e) < 0)
+				goto fail;
+			break;
+		}
 	CUdeviceptr sym = 0;
-	size_t symsize = 0, fr = 0, tot = 0;
+	size_t symsize = 8, fr = 0, tot = 0;
 	snprintf(call, sizeof call, "cuModuleGetGlobal '%s' (the probe's symbol)",
-	         src->symbol);
-	if (gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol),
+	         src->symbol ? src->symbol : "");
+	if (src->symbol &&
+	    gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol),
 	                 call, &e) < 0)
 		goto fail;
 	if (symsize != 8) {
@@ -190,8 +200,8 @@ static int probe_child(void *argp, GpuChan *ch)
 	         (unsigned long long)dn);
 	if (gpu_cu_check(gpu_cu.cuMemAlloc(&dump, dn), call, &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuMemsetD8(dump, 0, dn), "clearing the dump", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8), "setting the probe's symbol",
-	                 &e) < 0)
+	    (src->symbol && gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8),
+	                                 "setting the probe's symbol", &e) < 0))
 		goto fail;
 
 	snprintf(stage, sizeof stage, "launch %s", src->name);
@@ -208,8 +218,35 @@ static int probe_child(void *argp, GpuChan *ch)
 		err_set(&e, "running the launch sequence: %s", err_msg(&e));
 		goto fail;
 	}
+	/* the timed runs: inputs uploaded again outside the events */
+	double *tms = xcalloc(job->runs + 1, sizeof(double));
+	GpuTimes times;
+	memset(&times, 0, sizeof times);
+	for (unsigned i = 0; i < job->warmup + job->runs && job->runs; i++) {
+		float t = 0;
+		if (gpu_layer_reset(L, s, &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventRecord(ev0, s), "cuEventRecord", &e) < 0 ||
+		    gpu_layer_launch(L, &b, s, &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventRecord(ev1, s), "cuEventRecord", &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuStreamSynchronize(s), "cuStreamSynchronize",
+		                 &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventElapsedTime(&t, ev0, ev1),
+		                 "cuEventElapsedTime", &e) < 0) {
+			free(tms);
+			err_set(&e, "the timed runs: %s", err_msg(&e));
+			goto fail;
+		}
+		if (i >= job->warmup)
+			tms[i - job->warmup] = t;
+	}
+	if (job->runs)
+		gpu_times_from(tms, job->runs, &times);
+	free(tms);
+	const char *log = job->attrs && jr.info_log ? jr.info_log : "";
+	size_t loglen = strlen(log);
 	double tr = now_seconds();
-	size_t n = R_HEAD + 8 + m->frame_size + 8 + src->dump_bytes;
+	size_t n =
+	    R_HEAD + 8 + m->frame_size + 8 + src->dump_bytes + 8 * 4 + 8 * 5 + 8 + loglen;
 	blob = xmalloc(n);
 	unsigned char *p = blob;
 	*p++ = 'R';
@@ -229,6 +266,18 @@ static int probe_child(void *argp, GpuChan *ch)
 	     gpu_cu_check(gpu_cu.cuMemcpyDtoH(p, dump, src->dump_bytes),
 	                  "reading the dump", &e) < 0))
 		goto fail;
+	p += src->dump_bytes;
+	p = put_u64(p, times.n);
+	p = put_f64(p, times.median_ms);
+	p = put_f64(p, times.min_ms);
+	p = put_f64(p, times.max_ms);
+	p = put_u64(p, fa.known);
+	p = put_u64(p, (uint64_t)(int64_t)fa.regs);
+	p = put_u64(p, (uint64_t)(int64_t)fa.local_bytes);
+	p = put_u64(p, (uint64_t)(int64_t)fa.shared_bytes);
+	p = put_u64(p, (uint64_t)(int64_t)fa.max_threads);
+	p = put_u64(p, loglen);
+	memcpy(p, log, loglen);
 	put_f64(read_at, now_seconds() - tr);
 	gpu_chan_result(ch, GPU_OK, NULL, blob, n);
 	rc = 0;
@@ -303,6 +352,20 @@ static void take(GpuProbeModuleResult *mr, GpuChildTask *t, const Manifest *m)
 			const unsigned char *fp = get_span(&rd, fl);
 			uint64_t dl = get_u64(&rd);
 			const unsigned char *dp = get_span(&rd, dl);
+			mr->times.n = (unsigned)get_u64(&rd);
+			mr->times.median_ms = get_f64(&rd);
+			mr->times.min_ms = get_f64(&rd);
+			mr->times.max_ms = get_f64(&rd);
+			mr->attrs.known = get_u64(&rd) != 0;
+			mr->attrs.regs = (int)(int64_t)get_u64(&rd);
+			mr->attrs.local_bytes = (int)(int64_t)get_u64(&rd);
+			mr->attrs.shared_bytes = (int)(int64_t)get_u64(&rd);
+			mr->attrs.max_threads = (int)(int64_t)get_u64(&rd);
+			uint64_t ll = get_u64(&rd);
+			const unsigned char *lp = get_span(&rd, ll);
+			free(mr->jit_log);
+			mr->jit_log =
+			    lp ? xstrndup((const char *)lp, (size_t)ll) : xstrdup("");
 			done = 1;
 			if (rd.bad || fl != m->frame_size) {
 				set_status(mr, GPU_ERROR,
@@ -384,6 +447,7 @@ void gpu_probe_result_release(GpuProbeResult *res)
 		GpuProbeModuleResult *mr = &res->mods[k];
 		free(mr->name);
 		free(mr->message);
+		free(mr->jit_log);
 		free(mr->blob);
 	}
 	free(res->mods);
