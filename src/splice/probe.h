@@ -127,6 +127,8 @@ typedef struct {
 void probe_plan_release(ProbePlan *p);
 /* A deep copy of src into *dst. */
 void probe_plan_copy(const ProbePlan *src, ProbePlan *dst);
+/* A deep copy of record src into *dst (its values' names duplicated). */
+void probe_record_copy(const ProbeRecord *src, ProbeRecord *dst);
 
 typedef enum { PROBE_AT_PHASE_END, PROBE_AT_EPILOGUE_END } ProbeAt;
 typedef enum { PROBE_REGS_LIVE_OUT, PROBE_REGS_ALL } ProbeRegs;
