@@ -10,8 +10,12 @@
 ptxas=${CUDA_HOME:-/usr/local/cuda}/bin/ptxas
 [ -x "$ptxas" ] || skip "no ptxas at $ptxas to interrupt"
 # Job control: a background job of a shell without it starts with SIGINT
-# ignored, and an ignored signal stays ignored.
+# ignored, and an ignored signal stays ignored.  A suite started with
+# SIGINT ignored (nohup, a background job) gets it back to the default for
+# the command under test where env can do that (coreutils 8.31 and later).
 set -m
+dflt=()
+env --default-signal=INT,TERM true 2>/dev/null && dflt=(env --default-signal=INT,TERM)
 
 # descendants PID: every process below PID
 descendants() {
@@ -25,7 +29,7 @@ descendants() {
 interrupt() {   # SIGNAL EXIT-STATUS group|process
 	local sig=$1 want=$2 how=$3 tmp="$T/tmp-$1" out="$T/out-$1"
 	mkdir -p "$tmp" "$out"
-	(cd "$TOP" && TMPDIR="$tmp" exec "$D4R" splice enc4 --phase 8 --check=ptxas -q \
+	(cd "$TOP" && TMPDIR="$tmp" exec "${dflt[@]}" "$D4R" splice enc4 --phase 8 --check=ptxas -q \
 		-o "$out/spliced.ptx") &
 	local pid=$! i
 	for i in $(seq 500); do

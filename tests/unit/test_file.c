@@ -275,6 +275,12 @@ static void test_file__temporary_files_on_every_exit_path(void **state)
 
 int main(void)
 {
+	/* The signals the registry catches, at their default: one ignored when
+	 * the suite started (nohup, a background job) stays ignored, and the
+	 * registry rightly leaves it so, but the cases send them. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_file__regular_files_and_links),
 	    cmocka_unit_test(test_file__fifo_and_devices_written_through),
