@@ -153,7 +153,7 @@ static int recipe_new(int argc, char **argv)
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
@@ -225,7 +225,7 @@ static int check_one(const char *path, const Common *c, int ptxas)
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	SpliceRequest req = {m, loc.entry, &r, c->ptx, false};
@@ -240,7 +240,7 @@ static int check_one(const char *path, const Common *c, int ptxas)
 			err_set(&e, "%s: no .target: give --arch", loc.module_path);
 			goto fail;
 		}
-		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, loc.module_path,
+		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
 		                      &log, &e);
 		if (pr < 0)
 			goto fail;

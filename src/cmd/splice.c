@@ -200,7 +200,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		unsigned ok = 0, skip = 0;
 		const char *why = NULL;
 		for (size_t p = pl.n; p-- > 0 && !why;) {
-			Module *m = ptx_parse(module_path, cur.p, cur.n, &e);
+			Module *m = ptx_parse(map_name(module_path), cur.p, cur.n, &e);
 			if (!m) {
 				why = "the spliced text does not parse";
 				break;
@@ -370,7 +370,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 					int pr =
 					    splice_ptxas(res.text.p, res.text.n, arch,
 					                 ptxas_entry(f, ename), &res,
-					                 module_path, &log, &e);
+					                 map_name(module_path), &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
@@ -554,7 +554,7 @@ int cmd_splice(int argc, char **argv)
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	SpliceRequest req = {m, loc.entry, &r, ptx_root, force != 0};
@@ -573,7 +573,7 @@ int cmd_splice(int argc, char **argv)
 			        loc.module_path);
 			goto fail;
 		}
-		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, loc.module_path,
+		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
 		                        &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
