@@ -13,12 +13,23 @@
  *    line ("recipe new"), for the tests and for shell completion; with
  *    `VERB --list-options` on each, and `LAYER --list-options` for the main
  *    job, it is the whole command line's grammar.
+ *  - Standard output is line-buffered when it is a pipe, so a CI log shows
+ *    each result line as it is made, not when a 4 KB buffer fills.
+ *  - --json: main.c asks for it from the words before the options are
+ *    parsed and prints the error document of a verb that ends without one
+ *    (cmd/jsonout.h); the main job prints its own on every exit path.
+ *  - The progress line (base/progress.h) hears of the driver's JIT and the
+ *    launches through the GPU child's watcher, installed here for every
+ *    verb.
  */
+#include "base/progress.h"
 #include "cmd/cmd.h"
+#include "gpu/child.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef D4R_VERSION
@@ -105,8 +116,32 @@ static int global_options(int argc, char **argv, FILE *out)
 	return EXIT_OK;
 }
 
+/* What a GPU child's stage means to the user, on the progress line. */
+static void child_watch(void *ctx, const char *stage, double seconds)
+{
+	char what[160];
+	if (!stage) {
+		progress_wait(NULL, 0);
+		return;
+	}
+	if (!strncmp(stage, "jit ", 4))
+		snprintf(what, sizeof what, "compiling %s (driver JIT)", stage + 4);
+	else if (!strcmp(stage, "launch timing"))
+		snprintf(what, sizeof what, "timing the kernels");
+	else if (!strncmp(stage, "launch ", 7))
+		snprintf(what, sizeof what, "running %s", stage + 7);
+	else
+		snprintf(what, sizeof what, "starting the GPU");
+	progress_wait(what, seconds);
+}
+
 int main(int argc, char **argv)
 {
+	struct stat so;
+	if (fstat(STDOUT_FILENO, &so) == 0 && S_ISFIFO(so.st_mode))
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	gpu_child_watch(child_watch, NULL);
+	cmd_json_request(argc - 1, argv + 1);
 	char *help[] = {argv[0], (char *)"--help", NULL};
 	char *version[] = {argv[0], (char *)"--version", NULL};
 	if (argc < 2) {
@@ -122,6 +157,6 @@ int main(int argc, char **argv)
 		return close_stdout(global_options(2, version, stdout));
 	for (const CmdVerb *v = commands; v->name; v++)
 		if (!strcmp(verb, v->name))
-			return close_stdout(v->fn(argc - 1, argv + 1));
+			return close_stdout(cmd_json_finish(v->fn(argc - 1, argv + 1)));
 	return close_stdout(cmd_job(argc - 1, argv + 1));
 }

@@ -168,14 +168,10 @@ int cmd_report(int argc, char **argv)
 	}
 	sb_release(&prov);
 	sb_release(&valid);
-	if (json) {
-		if (rc == EXIT_OK) {
-			char *t = cJSON_Print(root);
-			puts(t);
-			free(t);
-		}
+	if (json && rc == EXIT_OK)
+		cmd_json_print(root, rc); /* an error: main.c prints the error document */
+	else if (json)
 		cJSON_Delete(root);
-	}
 out:
 	phases_release(&pl);
 	df_free(df);
