@@ -51,6 +51,8 @@ static const CmdVerb commands[] = {
 	{"run", cmd_run, "run a layer's module on the GPU and write its frame", NULL},
 	{"diff", cmd_diff, "compare two frames on disk", NULL},
 	{"check", cmd_check, "every recipe of a layer against the oracle (CI)", NULL},
+	{"probe", cmd_probe, "instrument a module: store registers after its phases", NULL},
+	{"bisect", cmd_bisect, "where an original and a spliced module first differ", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 

@@ -14,7 +14,11 @@
  *   cut.c       the cut interface of a statement range: live-in, live-out,
  *               memory effects and the read/write-dependency verdict
  *   phases.c    what a phase is (from the statement flags), and the mma
- *               phases' gemm fields, operand sources and epilogues
+ *               phases' gemm fields and epilogues
+ *   sources.c   the sources of a phase's A, B and C (phases.c and
+ *               sources.c share phase_internal.h)
+ *   operands.c  the operands of the mma of a range: each register's
+ *               source, tiles and k-steps, loads and their reload safety
  *
  * Each file uses only those above it in this list (dataflow.c, names.c,
  * cfg.c and live.c build one Dataflow together and share its inside,
@@ -248,6 +252,9 @@ const Addr *addr_cached(Dataflow *df, uint32_t stmt);
  * across threads, so only .local accesses with the same var_key compare
  * offsets.  Anything else may alias (false). */
 bool addr_disjoint(const Addr *a, const Addr *b);
+/* May an access to space a and one to space b touch the same memory (the
+ * same space; generic with any; a surface with a texture)? */
+bool space_may_alias(Space a, Space b);
 
 typedef struct {
 	uint32_t reg;
@@ -290,7 +297,7 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
 
-/* ---- phases (phases.c) --------------------------------------------------- */
+/* ---- phases (phases.c, sources.c) ---------------------------------------- */
 
 typedef VEC(int64_t) I64Vec;
 
@@ -422,5 +429,105 @@ typedef struct {
 void ana_phases_funcs(const Module *m, const Func *const *fns, size_t n, unsigned gap,
                       unsigned jobs, FuncPhases *out);
 void func_phases_release(FuncPhases *fp, size_t n);
+
+/* ---- mma operands (operands.c) ------------------------------------------- */
+
+typedef enum { ROLE_D, ROLE_A, ROLE_B, ROLE_C, ROLE__N } OpdRole;
+const char *opd_role_name(OpdRole r);      /* "d", "a", "b", "c" */
+
+/* Where an operand register's value comes from (its reaching definition). */
+typedef enum {
+	OV_LOAD,       /* a load: ld, ldu, ldmatrix (src: index in loads) */
+	OV_ZERO,       /* a mov of literal zero */
+	OV_MMA,        /* the D of an mma of the range (src: its index, elem: the
+	                  word of its D); also every D word itself */
+	OV_PHASE,      /* the D of an mma of another phase (src: its number, 0
+	                  when the mma is in no phase of the list) */
+	OV_CONVERTED,  /* a conversion: cvt to or from a packed or half type, or
+	                  a pack mov.b32 %r, {..} */
+	OV_COMPUTED,   /* any other statement */
+	OV_UNDEF,      /* no definition reaches it (live into the function) */
+	OV_MERGE,      /* several definitions reach it */
+} OpdValue;
+const char *opd_value_name(OpdValue v);    /* "load", "zero", "mma", ... */
+const char *addr_base_name(AddrBase b);    /* "param", "symbol", ... */
+
+typedef struct {
+	uint32_t reg;          /* register id */
+	uint32_t opd;          /* its operand (index in the module's operands) */
+	int64_t def;           /* reaching definition at the mma, or DF_DEF_* */
+	uint8_t value;         /* OV_* */
+	int32_t src;           /* see OpdValue; -1 when none */
+	uint32_t elem;         /* OV_LOAD: place in the load's destination;
+	                          OV_MMA: word of that mma's D */
+} OpdWord;
+
+/* A load whose destination feeds an operand, and whether loading it again
+ * at the start of the range reads the same bytes (operands.c says how that
+ * is proven). */
+typedef struct {
+	uint32_t stmt;
+	uint32_t roles;        /* bit (1 << OpdRole) per role it feeds */
+	Space space;
+	uint32_t ndest;        /* elements of its destination */
+	int64_t base_reg;      /* the register of [reg] / [reg+disp], or -1 */
+	int64_t disp;          /* the displacement (0 for [reg]) */
+	int64_t base_def;      /* reaching definition of base_reg at the load */
+	bool resolved;         /* addr_resolve resolved it: addr */
+	Addr addr;
+	bool reload_safe;
+	const char *why;       /* when not safe: what stands in the way */
+	int64_t blocker;       /* ... at this statement, or -1 */
+	VEC(uint32_t) checked; /* stores between load and range, proved disjoint */
+} OpdLoad;
+
+typedef struct {
+	uint32_t stmt;
+	uint32_t m_tile, n_tile, k_step, chain;
+	int32_t prev;          /* the mma whose D is this one's C, or -1 */
+	uint32_t word[ROLE__N];/* first word of each role in PhaseOperands.words */
+	uint8_t nword[ROLE__N];
+	bool c_dup;            /* C names one register twice ({%r4474, %r4474}) */
+} OpdMma;
+
+typedef struct {
+	uint32_t first, last;  /* the range */
+	VEC(OpdMma) mma;       /* its mma statements, in order */
+	VEC(OpdWord) words;
+	VEC(OpdLoad) loads;    /* in the order the words first name them */
+	uint32_t m_tiles, n_tiles, k_steps, chains;
+	const char *unsupported; /* when set, why there are no facts ... */
+	uint32_t unsupported_stmt; /* ... and at which statement */
+} PhaseOperands;
+
+/*
+ * The operand facts of the mma statements in [first, last] of the
+ * dataflow's function.  `pl` (may be NULL) gives the phase numbers that
+ * OV_PHASE names.  Chains are found by reaching definition (an mma whose C
+ * words are, word for word, the D of one earlier mma of the range continues
+ * its chain); m-tiles are the distinct sequences of A tuples along a chain,
+ * n-tiles those of B tuples.  A range holding wmma or wgmma statements (or
+ * an operand that is not a whole register) gets out->unsupported and no
+ * facts.  Returns 0, or -1 for a range outside the function.  Release with
+ * phase_operands_release.
+ */
+int ana_operands(Dataflow *df, const PhaseList *pl, uint32_t first, uint32_t last,
+                 PhaseOperands *out, Err *e);
+void phase_operands_release(PhaseOperands *po);
+
+/*
+ * Would loading again, at statement `at`, what the load at statement `load`
+ * loaded give the same values?  Fills *out (its address operand, what it
+ * resolves to, the verdict: reload_safe, or why with the blocking
+ * statement; the stores in between proved not to touch its bytes).  Safe
+ * when: `load` is before `at`, unguarded and not volatile/relaxed/acquire;
+ * its address is [reg] or [reg+disp]; no label in (load, at]; the base
+ * register has the same reaching definition at both; no barrier, fence,
+ * call or asynchronous copy in between, and every store or atomic in
+ * between that may alias its space is proven disjoint by addr_disjoint.
+ * Returns 0, or -1 when `load` is not a load (out->checked needs VEC_FREE
+ * either way).
+ */
+int ana_reload_check(Dataflow *df, uint32_t load, uint32_t at, OpdLoad *out);
 
 #endif

@@ -321,3 +321,8 @@ uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n)
 	}
 	return bytes;
 }
+
+bool space_may_alias(Space a, Space b)
+{
+	return spaces_alias(a, b);
+}

@@ -113,11 +113,38 @@ static bool json_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* The first NUL in text[0..len): a NUL byte (never valid JSON, and cJSON
+ * would stop reading there) or a \u0000 escape (valid JSON, but the value
+ * a C string holds would end there).  Escapes are read in pairs, so an
+ * escaped backslash followed by "u0000" is text.  Returns 0, or -1 with the
+ * offset located. */
+static int refuse_nul(const char *file, const char *text, size_t len, Err *e)
+{
+	const char *z = len ? memchr(text, 0, len) : NULL;
+	if (z)
+		return err_at(e, file, text, len, (size_t)(z - text),
+		              "NUL byte at offset %zu (JSON text holds none)",
+		              (size_t)(z - text));
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (text[i] != '\\')
+			continue;
+		if (len - i >= 6 && !memcmp(text + i + 1, "u0000", 5))
+			return err_at(
+			    e, file, text, len, i,
+			    "'\\u0000' at offset %zu: a NUL cannot be held in a value",
+			    i);
+		i++;
+	}
+	return 0;
+}
+
 int json_parse(JsonDoc *d, const char *file, const char *text, size_t len, Err *e)
 {
 	memset(d, 0, sizeof(*d));
 	d->file = file;
 	d->e = e;
+	if (refuse_nul(file, text, len, e) < 0)
+		return -1;
 	const char *end = NULL;
 	d->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!d->root) {

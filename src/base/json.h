@@ -28,6 +28,11 @@
  *    which one a lookup finds is an accident).  Both are checked over the
  *    whole document, also in parts a format ignores, so no reader has to
  *    remember to ask.
+ *  - A NUL is refused wherever it stands, as a byte (cJSON stops reading
+ *    there, so what follows would go unchecked) or as a \u0000 escape
+ *    (valid JSON, but the C string cJSON gives would end there: a guard
+ *    "^mma\u0000junk" would read as "^mma").  The message gives the
+ *    offset.
  *  - Unknown keys are the format's list to give (json_keys), because a typo
  *    in an optional key must be an error, never a silently missing guard.
  *  - Integers are JSON numbers with no fraction, and at most 2^53 in size:
@@ -64,7 +69,8 @@ enum {
 /*
  * Parses text[0..len) into d->root.  Returns 0, or -1 with
  * "file:line:col: invalid JSON" (the place cJSON stopped), "file:line:col:
- * text after the JSON document", or "file: PATH: key 'k' given twice".
+ * text after the JSON document", "file:line:col: NUL byte at offset N ...",
+ * or "file: PATH: key 'k' given twice".
  * Release d with json_release either way.
  */
 int json_parse(JsonDoc *d, const char *file, const char *text, size_t len, Err *e);

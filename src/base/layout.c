@@ -47,7 +47,16 @@ char *layout_dir_of(const char *path)
 
 bool layout_inside(const char *rel)
 {
-	return rel[0] != '/' && !strstr(rel, "..");
+	if (!rel[0] || rel[0] == '/')
+		return false;
+	for (const char *p = rel; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += n;
+		p += *p == '/';
+	}
+	return true;
 }
 
 /* ---- layers ---------------------------------------------------------------- */
@@ -189,6 +198,26 @@ char *layout_template_name(const char *layer, unsigned phase, bool epilogue)
 	return p;
 }
 
+char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *variant)
+{
+	if (!variant || !*variant)
+		return layout_recipe_file(layer_dir, phase, false);
+	size_t n = strlen(layer_dir) + strlen(variant) + 32;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/phase-%02u-%s.json", layer_dir, phase, variant);
+	return p;
+}
+
+char *layout_template_variant(const char *layer, unsigned phase, const char *variant)
+{
+	if (!variant || !*variant)
+		return layout_template_name(layer, phase, false);
+	size_t n = strlen(layer) + strlen(variant) + 40;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/phase-%02u-%s.ptx", layer, phase, variant);
+	return p;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -286,15 +315,23 @@ char *layout_ptx_root(const char *start)
 	return root;
 }
 
+int layout_template_check(const char *name, Err *e)
+{
+	if (layout_inside(name))
+		return 0;
+	return err_set(
+	    e,
+	    "template '%s': not inside the ptx/ folder or the recipe's folder (a "
+	    "relative path with no '..')",
+	    name);
+}
+
 int layout_template(const char *name, const char *recipe_path, const char *ptx_root,
                     char **path, char **display, Err *e)
 {
-	if (name[0] == '/') {
-		*path = xstrdup(name);
-		*display = xstrdup(name);
-		return 0;
-	}
-	if (!strncmp(name, "./", 2) || !strncmp(name, "../", 3)) {
+	if (layout_template_check(name, e) < 0)
+		return -1;
+	if (!strncmp(name, "./", 2)) {
 		const char *sl = recipe_path ? strrchr(recipe_path, '/') : NULL;
 		StrBuf sb = STRBUF_INIT;
 		if (sl)

@@ -3,7 +3,9 @@
  *
  *     recipes/LAYER/layer.json     the layer's launch manifest
  *     recipes/LAYER/NAME.json      its recipes; phase-NN.json and
- *                                  phase-NN-epi.json by phase number
+ *                                  phase-NN-epi.json by phase number, and
+ *                                  phase-NN-VARIANT.json for a variant
+ *                                  of the phase (phase-08-f16.json)
  *     corpus/                      the vendor modules and oracle frames that
  *                                  manifests and recipes name, relative to it
  *     ptx/                         the templates recipes name ("enc4/phase-08.ptx")
@@ -27,12 +29,15 @@
  *    a format: the manifest's reader (gpu/manifest.h) is above the splicer,
  *    so what a manifest says about its module comes in through
  *    LayoutLayerFn, handed down by the verb.
- *  - A path a manifest writes for the corpus folder must stay inside it:
- *    relative, with no "..", so a layer cannot reach outside the corpus it
- *    is run against (layout_inside).
- *  - A template name starting with "./" or "../" is relative to its
- *    recipe's folder (a recipe kept with its own template); an absolute one
- *    is taken as it is.
+ *  - A path a file writes for a folder must stay inside it: relative, with
+ *    no ".." component (layout_inside).  That holds for what a manifest
+ *    names in the corpus folder, a recipe's module in the corpus folder and
+ *    a recipe's template in ptx/, so a layer or a recipe handed around
+ *    cannot reach files outside the folders it is run against.  Paths typed
+ *    on the command line (--module, --corpus, --ptx, --recipe) are the
+ *    user's own and are taken as they are.
+ *  - A template name starting with "./" is relative to its recipe's folder
+ *    (a recipe kept with its own template), and must stay inside it too.
  */
 #ifndef D4R_LAYOUT_H
 #define D4R_LAYOUT_H
@@ -70,7 +75,7 @@ char *layout_layer_of(const char *manifest_path);
 char *layout_corpus_dir(const char *opt, const char *near, Err *e);
 
 /* True when `rel`, written relative to a folder, stays inside it: not
- * absolute, no "..". */
+ * empty, not absolute, and no component is ".." ("a..b.ptx" is a name). */
 bool layout_inside(const char *rel);
 
 /* "dir/rel", malloc'd. */
@@ -85,6 +90,12 @@ char *layout_recipe_file(const char *layer_dir, unsigned phase, bool epilogue);
  * (-epi as above), a name under ptx/.  Malloc'd. */
 char *layout_template_name(const char *layer, unsigned phase, bool epilogue);
 
+/* The recipe of phase N in the variant VARIANT ("f16"): DIR/phase-NN-f16.json;
+ * with no variant (NULL or ""), layout_recipe_file's.  Malloc'd. */
+char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *variant);
+/* Its template: LAYER/phase-NN-f16.ptx (no variant: LAYER/phase-NN.ptx). */
+char *layout_template_variant(const char *layer, unsigned phase, const char *variant);
+
 /*
  * Every recipe in a layer folder: its .json files but layer.json, as
  * DIR/NAME paths sorted by name.  Sets *out to a malloc'd array of malloc'd
@@ -96,12 +107,17 @@ size_t layout_recipes(const char *layer_dir, char ***out);
  * or above the current folder; malloc'd, or NULL when there is none. */
 char *layout_ptx_root(const char *start);
 
+/* 0 when template `name` stays inside its folder (layout_inside), else -1
+ * with "template 'NAME': not inside the ptx/ folder ...". */
+int layout_template_check(const char *name, Err *e);
+
 /*
  * The file of template `name` named by the recipe at `recipe_path` (may be
- * NULL): absolute as it is, "./" or "../" from the recipe's folder, else
- * under `ptx_root` (--ptx; NULL: layout_ptx_root from the recipe).  *path
- * and *display (the name shown in messages: "ptx/enc4/phase-08.ptx") are
- * malloc'd.  -1 with a message when no ptx/ folder is found.
+ * NULL): "./" from the recipe's folder, else under `ptx_root` (--ptx; NULL:
+ * layout_ptx_root from the recipe).  *path and *display (the name shown in
+ * messages: "ptx/enc4/phase-08.ptx") are malloc'd.  -1 with a message when
+ * the name does not stay inside its folder (layout_inside) or no ptx/
+ * folder is found.
  */
 int layout_template(const char *name, const char *recipe_path, const char *ptx_root,
                     char **path, char **display, Err *e);

@@ -17,6 +17,14 @@
  * and written when it ends, so a folder with an index is complete.  The
  * folder may hold other files: a rerun removes only the module files the
  * earlier run's index lists and this run did not write again.
+ *
+ * Errors are reported as they are found, but a damaged input can hold a
+ * million of one kind (a file of container headers whose sizes all lie):
+ * each kind, per input, is passed on (on_error, the index) at most
+ * ERRORS_SHOWN times, and when the input is done one line says how many
+ * more there were.  A kind is the message with its numbers blanked, so
+ * "offset 0x10: entry header size 8 is impossible" and the same at another
+ * offset with another size are one kind.  The counts stay exact.
  */
 #include "extract.h"
 
@@ -36,6 +44,14 @@
 
 #define NAME_MAX_BYTES 80
 #define MAX_THREADS 16
+#define ERRORS_SHOWN 20
+
+/* One kind of error of the input being read (the essay above). */
+typedef struct {
+	char *kind; /* the message, numbers blanked */
+	uint64_t count;
+	char *first_held; /* the first message not passed on */
+} ErrKind;
 
 typedef struct {
 	unsigned char d[32];
@@ -57,6 +73,7 @@ struct Extractor {
 	cJSON *inputs, *modules, *skipped, *errors;
 	char **earlier;     /* the files an earlier run's index lists, sorted */
 	size_t nearlier;
+	VEC(ErrKind) kinds; /* of the input being read */
 };
 
 /* ---- names ---------------------------------------------------------- */
@@ -254,6 +271,35 @@ static void seen_add(Extractor *x, const unsigned char d[32], const char *file)
 	x->slots[i] = x->seen.n;
 }
 
+/* msg with each number ("0x1f0", "64") made '#': what it says, not where. */
+static char *error_kind(const char *msg)
+{
+	StrBuf sb = STRBUF_INIT;
+	for (const char *p = msg; *p;) {
+		if (p[0] == '0' && p[1] == 'x') {
+			p += 2;
+			while ((*p >= '0' && *p <= '9') ||
+			       ((*p | 32) >= 'a' && (*p | 32) <= 'f'))
+				p++;
+			sb_addc(&sb, '#');
+		} else if (*p >= '0' && *p <= '9') {
+			while (*p >= '0' && *p <= '9')
+				p++;
+			sb_addc(&sb, '#');
+		} else
+			sb_addc(&sb, *p++);
+	}
+	return sb.p ? sb.p : xstrdup("");
+}
+
+/* Passes "path: msg" on, to on_error and the index. */
+static void pass_on(Extractor *x, const char *line)
+{
+	cJSON_AddItemToArray(x->errors, cJSON_CreateString(line));
+	if (x->o.on_error)
+		x->o.on_error(x->o.ctx, line);
+}
+
 static void report(Extractor *x, cJSON *input, const char *path, const char *msg)
 {
 	StrBuf sb = STRBUF_INIT;
@@ -261,10 +307,57 @@ static void report(Extractor *x, cJSON *input, const char *path, const char *msg
 	x->st.errors++;
 	cJSON *n = cJSON_GetObjectItem(input, "errors");
 	cJSON_SetNumberValue(n, n->valuedouble + 1);
-	cJSON_AddItemToArray(x->errors, cJSON_CreateString(sb.p));
-	if (x->o.on_error)
-		x->o.on_error(x->o.ctx, sb.p);
+	char *kind = error_kind(msg);
+	ErrKind *k = NULL;
+	for (size_t i = 0; i < x->kinds.n && !k; i++)
+		if (!strcmp(x->kinds.v[i].kind, kind))
+			k = &x->kinds.v[i];
+	if (!k) {
+		ErrKind nk = {kind, 0, NULL};
+		VEC_PUSH(x->kinds, nk);
+		k = &x->kinds.v[x->kinds.n - 1];
+	} else
+		free(kind);
+	if (++k->count <= ERRORS_SHOWN)
+		pass_on(x, sb.p);
+	else if (!k->first_held)
+		k->first_held = xstrdup(msg);
 	sb_release(&sb);
+}
+
+/* 1234567 -> "1,234,567" */
+static void thousands(char out[32], uint64_t v)
+{
+	char d[24];
+	int n = snprintf(d, sizeof d, "%llu", (unsigned long long)v), k = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			out[k++] = ',';
+		out[k++] = d[i];
+	}
+	out[k] = 0;
+}
+
+/* The end of an input: one line for each kind that came more often than it
+ * was passed on. */
+static void report_held(Extractor *x, const char *path)
+{
+	for (size_t i = 0; i < x->kinds.n; i++) {
+		ErrKind *k = &x->kinds.v[i];
+		if (k->count > ERRORS_SHOWN) {
+			char num[32];
+			thousands(num, k->count - ERRORS_SHOWN);
+			StrBuf sb = STRBUF_INIT;
+			sb_addf(&sb,
+			        "%s: ... and %s more like it (the first of them: %s)",
+			        path, num, k->first_held);
+			pass_on(x, sb.p);
+			sb_release(&sb);
+		}
+		free(k->kind);
+		free(k->first_held);
+	}
+	x->kinds.n = 0;
 }
 
 static void add_names(void *ctx, Str s)
@@ -503,12 +596,15 @@ int extract_file(Extractor *x, const char *path, Err *e)
 	err_release(&me);
 	if (mf.n == 0) {
 		report(x, input, path, "offset 0x0: empty file");
+		report_held(x, path);
 		map_close(&mf);
 		return 0;
 	}
 	ObjFile obj;
 	obj_regions(&obj, mf.p, mf.n);
 	cJSON_SetValuestring(fmt, obj_kind_name(obj.kind));
+	for (size_t i = 0; i < obj.problems.n; i++)
+		report(x, input, path, obj.problems.v[i]);
 	FatbinScan s;
 	fatbin_scan_init(&s, mf.p, mf.n, &obj);
 	int rc = 0;
@@ -537,6 +633,7 @@ int extract_file(Extractor *x, const char *path, Err *e)
 		report(x, input, path,
 		       "offset 0x0: not an ELF, PE/COFF or fatbin file, and no fatbin "
 		       "container in it");
+	report_held(x, path);
 	obj_release(&obj);
 	map_close(&mf);
 	return rc;
@@ -682,6 +779,7 @@ void extract_free(Extractor *x)
 	for (size_t i = 0; i < x->nearlier; i++)
 		free(x->earlier[i]);
 	free(x->earlier);
+	VEC_FREE(x->kinds); /* emptied by report_held after every input */
 	cJSON_Delete(x->inputs);
 	cJSON_Delete(x->modules);
 	cJSON_Delete(x->skipped);

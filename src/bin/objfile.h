@@ -10,6 +10,14 @@
  * when there is no usable table (a raw fatbin, a stripped or damaged header,
  * anything else) it returns the whole file as one region, and the caller
  * falls back to scanning for the container magic.
+ *
+ * A damaged header is also reported: every header, table and string table
+ * read is checked against the file's size first, and each claim that does
+ * not hold becomes a problem naming its file offset, "offset 0x9b08408:
+ * truncated: ..." when the bytes are not there (a cut-off download), or
+ * "offset 0x5: ..." when they are there but say something impossible.  The
+ * regions still come back (what the file does hold is scanned), so the
+ * caller can extract what survives and exit with an error.
  */
 #ifndef D4R_OBJFILE_H
 #define D4R_OBJFILE_H
@@ -33,11 +41,13 @@ typedef struct {
 	ObjKind kind;
 	bool table_ok;      /* the section table was read; else one region */
 	VEC(ObjRegion) regions;  /* sorted by offset, not overlapping */
+	VEC(char *) problems;    /* "offset 0xOFF: what is wrong", file order */
 } ObjFile;
 
 /*
  * Classifies p[0..n) and fills o->regions.  Never fails: damaged headers
- * degrade to a single whole-file region (o->table_ok false).  Release with
+ * degrade to a single whole-file region (o->table_ok false), and what is
+ * wrong with them is in o->problems (empty for a sound file).  Release with
  * obj_release.
  */
 void obj_regions(ObjFile *o, const void *p, size_t n);

@@ -2,7 +2,9 @@
  * check.c - `d4r-splice check LAYER [RECIPE...]`: the CI form of the main job.
  *
  * Every recipe of the layer (recipes/LAYER/NAME.json except layer.json), or the
- * ones named, is spliced; the spliced modules run on the GPU against the
+ * ones named, is spliced (with --phases LIST [--variant NAME], the recipes of
+ * those phases into one module, checked as one item); the spliced modules run
+ * on the GPU against the
  * oracle, the JIT work spread over --jobs child processes; one line per
  * recipe; --junit FILE writes a JUnit XML report.  A module that faults or
  * hangs costs only itself: the modules queued behind it in the same child
@@ -20,6 +22,7 @@
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
 #include "gpu/layer.h"
+#include "splice/multi.h"
 #include "splice/splice.h"
 
 #include <pthread.h>
@@ -28,7 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const usage[] = {"check LAYER [RECIPE...] [options]", NULL};
+static const char *const usage[] = {"check LAYER [RECIPE...] [options]",
+                                    "check LAYER --phases LIST [--variant NAME] [options]",
+                                    NULL};
 
 typedef struct {
 	char *path;
@@ -169,9 +174,42 @@ static void xml_escape(FILE *f, const char *s)
 	}
 }
 
+/* --phases: the recipes of the selection spliced into one module, reduced
+ * into it->ptx; it->error says why not. */
+static void phases_item(const Manifest *mf, const Module *m, const char *dir, const char *phases,
+                        const char *variant, bool force, CheckItem *it)
+{
+	Err e = ERR_INIT;
+	Recipe *rs = NULL;
+	size_t n = 0;
+	SpliceManyResult sm = {0};
+	StrBuf name = STRBUF_INIT;
+	sb_addf(&name, "phases %s%s%s", phases, variant ? " " : "", variant ? variant : "");
+	it->name = xstrdup(name.p);
+	it->path = xstrdup(name.p);
+	it->verdict = -1;
+	if (splice_select(dir, phases, variant, &rs, &n, &e) == 0) {
+		const Recipe **rp = xcalloc(n, sizeof(Recipe *));
+		for (size_t i = 0; i < n; i++)
+			rp[i] = &rs[i];
+		SpliceManyRequest req = {m, mf->entry, rp, n, NULL, force};
+		if (splice_many(&req, &sm, &e) < 0 ||
+		    gpu_reduce_text(mf, it->name, sm.text.p, sm.text.n, &it->ptx, NULL, NULL, &e) < 0)
+			it->error = xstrdup(err_msg(&e));
+		free(rp);
+	} else
+		it->error = xstrdup(err_msg(&e));
+	for (size_t i = 0; i < n; i++)
+		rcp_release(&rs[i]);
+	free(rs);
+	splice_many_release(&sm);
+	sb_release(&name);
+	err_release(&e);
+}
+
 int cmd_check(int argc, char **argv)
 {
-	const char *junit = NULL, *corpus = NULL;
+	const char *junit = NULL, *corpus = NULL, *phases = NULL, *variant = NULL;
 	unsigned jobs = 1, runs = 0;
 	double timeout = 120;
 	bool no_cache = false, force = false;
@@ -180,6 +218,10 @@ int cmd_check(int argc, char **argv)
 		OPT_UINT(0, "jobs", &jobs, "N", 1, UINT_MAX,
 		         "spread the JIT work over N children (default 1)"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write a JUnit XML report"),
+		OPT_STRING(0, "phases", &phases, "LIST",
+		           "those phases' recipes in one module, one item (1-10,13)"),
+		OPT_STRING(0, "variant", &variant, "NAME",
+		           "with --phases: the recipes phase-NN-NAME.json"),
 		OPT_UINT(0, "runs", &runs, "N", 0, 100000,
 		         "timed runs of each module (default 0: frames only)"),
 		OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
@@ -197,6 +239,11 @@ int cmd_check(int argc, char **argv)
 	if (opt_args(&op, nargs, argv, 1, -1, "no layer given"))
 		return EXIT_ERROR;
 	const char *layer = argv[0];
+	if (opt_needs(&op, "variant", "phases") || cmd_check_variant(variant))
+		return EXIT_ERROR;
+	if (phases && nargs > 1)
+		return opt_usage_error(&op, "option '--phases' selects the recipes: no RECIPE "
+		                            "arguments with it ('%s')", argv[1]);
 	for (int i = 1; i < nargs; i++)
 		VEC_PUSH(paths, xstrdup(argv[i]));
 	Err e = ERR_INIT;
@@ -214,12 +261,12 @@ int cmd_check(int argc, char **argv)
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
-	if (!paths.n) { /* every recipe beside the manifest */
+	if (!paths.n && !phases) { /* every recipe beside the manifest */
 		char *dir = layout_dir_of(mf.path);
 		paths.n = paths.cap = layout_recipes(dir, &paths.v);
 		free(dir);
 	}
-	if (!paths.n) {
+	if (!paths.n && !phases) {
 		cmd_fail("check: layer '%s' has no recipes", layer);
 		goto out;
 	}
@@ -260,7 +307,7 @@ int cmd_check(int argc, char **argv)
 	if (cmd_load_module(module_path, &lm) < 0)
 		goto out;
 	/* item 0 is the original itself: it must reproduce the oracle */
-	nitems = paths.n + 1;
+	nitems = paths.n + 1 + (phases != NULL);
 	items = xcalloc(nitems, sizeof(CheckItem));
 	items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
@@ -286,6 +333,11 @@ int cmd_check(int argc, char **argv)
 			it->error = xstrdup(err_msg(&e));
 		rcp_release(&r);
 		sb_release(&it->sr.text); /* the reduced copy is what runs */
+	}
+	if (phases) {
+		char *dir = layout_dir_of(mf.path);
+		phases_item(&mf, lm.m, dir, phases, variant, force, &items[nitems - 1]);
+		free(dir);
 	}
 	frame_layout_from_manifest(&mf, &lay);
 	Queue q = {&mf, items, nitems, 0, 0, runs, timeout, no_cache, oracle, oracle_len, &lay,

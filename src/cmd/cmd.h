@@ -35,6 +35,8 @@ extern const CmdVerb cmd_recipe_verbs[];
 int cmd_run(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 /* `d4r-splice LAYER --phase N`: the main job (argv[0] is the layer). */
 int cmd_job(int argc, char **argv);
 
@@ -71,5 +73,8 @@ void cmd_recipe_inputs(const Recipe *r, const char *ptx_root);
 #include "base/strbuf.h"
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);
+/* --variant NAME: letters, digits and '_' (NULL passes); prints the
+ * message and returns EXIT_ERROR otherwise, else 0. */
+int cmd_check_variant(const char *variant);
 
 #endif

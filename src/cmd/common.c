@@ -153,3 +153,17 @@ void cmd_recipe_inputs(const Recipe *r, const char *ptx_root)
 	free(display);
 	err_release(&ig);
 }
+
+int cmd_check_variant(const char *variant)
+{
+	if (!variant)
+		return 0;
+	bool ok = *variant != 0;
+	for (const char *p = variant; *p; p++)
+		ok &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_';
+	if (ok)
+		return 0;
+	return cmd_fail("option '--variant': '%s' is not a variant name (letters, digits and '_')",
+	                variant);
+}

@@ -1,7 +1,8 @@
 /*
  * job.c - the main job: `d4r-splice LAYER --phase N`.
  *
- * Splice the recipe into the layer's module, JIT-load the original and the
+ * Splice the recipe into the layer's module (with --phases, the recipes of
+ * those phases into one module: splice_many), JIT-load the original and the
  * spliced module through the CUDA driver (in a child process, each module
  * reduced to the entries the launches need), run both on the same inputs,
  * compare the spliced frame byte for byte with the oracle and the original's
@@ -31,6 +32,7 @@
 #include "gpu/gpu.h"
 #include "gpu/layer.h"
 #include "ptx/parse.h"
+#include "splice/multi.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -41,12 +43,31 @@
 #include <unistd.h>
 
 static const char *const usage[] = {"LAYER --phase N [options]",
+                                    "LAYER --phases LIST [--variant NAME] [options]",
                                     "LAYER --recipe FILE [options]", NULL};
 
 static void line_note(void *ctx, unsigned line, StrBuf *out)
 {
 	const SpliceResult *sr = ctx;
 	splice_where(sr, "spliced", line, out);
+}
+
+static void line_note_many(void *ctx, unsigned line, StrBuf *out)
+{
+	const SpliceManyResult *sm = ctx;
+	splice_many_where(sm, "spliced", line, out);
+}
+
+/* --phases: the cut line of the several cuts, and its JSON */
+static void many_text(const SpliceManyResult *sm, StrBuf *out)
+{
+	uint32_t in = 0, outn = 0;
+	for (size_t i = 0; i < sm->n; i++) {
+		in += sm->cuts[i].n_live_in;
+		outn += sm->cuts[i].n_live_out;
+	}
+	sb_addf(out, "%zu cuts s%u-s%u, %u mma, live-in %u, live-out %u (summed)", sm->n,
+	        sm->cuts[0].first, sm->cuts[sm->n - 1].last, sm->mma, in, outn);
 }
 
 static void times_text(const GpuModuleResult *r, StrBuf *sb)
@@ -151,12 +172,16 @@ static int load_module(const char *path, LoadedModule *lm, Err *e)
 int cmd_job(int argc, char **argv)
 {
 	const char *layer = argv[0], *recipe_path = NULL, *oracle_opt = NULL, *corpus = NULL;
-	const char *keep = NULL, *diff_png = NULL;
+	const char *keep = NULL, *diff_png = NULL, *phases = NULL, *variant = NULL;
 	unsigned phase = 0, runs = 20;
 	double timeout = 120;
 	bool json = false, no_cache = false, force = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+		OPT_STRING(0, "phases", &phases, "LIST",
+		           "those phases' recipes in one module (1-10,13,21-60)"),
+		OPT_STRING(0, "variant", &variant, "NAME",
+		           "the recipes phase-NN-NAME.json (phase-08-f16.json)"),
 		OPT_STRING(0, "recipe", &recipe_path, "FILE",
 		           "the recipe (instead of the layer's)"),
 		OPT_STRING(0, "oracle", &oracle_opt, "FILE",
@@ -189,7 +214,11 @@ int cmd_job(int argc, char **argv)
 		urc = opt_usage_error(&op, "unexpected argument '%s' after the layer "
 		                           "'%s' (d4r-splice --help lists the verbs)",
 		                      argv[0], layer);
-	else if (nargs >= 0 && !phase && !recipe_path)
+	else if (nargs >= 0 && (opt_conflicts(&op, "phases", "phase", "recipe", NULL) ||
+	                        opt_conflict(&op, "variant", "recipe") ||
+	                        cmd_check_variant(variant)))
+		urc = EXIT_ERROR;
+	else if (nargs >= 0 && !phase && !recipe_path && !phases)
 		urc = opt_usage_error(&op, "'%s' is not a verb; the main job needs "
 		                           "--phase N\n  (d4r-splice --help lists the "
 		                           "verbs)", layer);
@@ -223,6 +252,11 @@ int cmd_job(int argc, char **argv)
 	memset(&rcp, 0, sizeof rcp);
 	SpliceResult sr;
 	memset(&sr, 0, sizeof sr);
+	SpliceManyResult sm;
+	memset(&sm, 0, sizeof sm);
+	Recipe *sel = NULL;
+	size_t nsel = 0;
+	const Recipe **selp = NULL;
 	GpuResult gr;
 	memset(&gr, 0, sizeof gr);
 	LoadedModule lm = {0};
@@ -243,7 +277,22 @@ int cmd_job(int argc, char **argv)
 		rpath = xstrdup(recipe_path);
 	else {
 		char *dir = layout_dir_of(mf.path);
-		rpath = layout_recipe_file(dir, phase, false);
+		if (phases) {
+			int sel_rc = splice_select(dir, phases, variant, &sel, &nsel, &e);
+			if (sel_rc == 0) {
+				StrBuf sb = STRBUF_INIT;
+				sb_addf(&sb, "%s/phase-NN%s%s.json (phases %s)", dir, variant ? "-" : "",
+				        variant ? variant : "", phases);
+				rpath = sb.p;
+			}
+			free(dir);
+			if (sel_rc < 0) {
+				job_error(&rep, err_msg(&e));
+				goto out;
+			}
+			goto have_recipes;
+		}
+		rpath = layout_recipe_variant(dir, phase, variant);
 		free(dir);
 	}
 	if (!recipe_path && access(rpath, F_OK) != 0) {
@@ -257,18 +306,26 @@ int cmd_job(int argc, char **argv)
 		job_error(&rep, err_msg(&e));
 		goto out;
 	}
+have_recipes:
 	if (mf_corpus_path(&mf, mf.module, &module_path, &e) < 0) {
 		job_error(&rep, err_msg(&e));
 		goto out;
 	}
 	/* The outputs: none may be one of the inputs (checked before any work). */
 	gpu_layer_inputs(&mf, oracle_opt);
-	cmd_recipe_inputs(&rcp, NULL);
+	if (phases)
+		for (size_t i = 0; i < nsel; i++)
+			cmd_recipe_inputs(&sel[i], NULL);
+	else
+		cmd_recipe_inputs(&rcp, NULL);
 	file_input_add(module_path, "module");
 	if (keep) {
 		char dir[4096];
 		if (*keep)
 			snprintf(dir, sizeof dir, "%s", keep);
+		else if (phases)
+			snprintf(dir, sizeof dir, "d4r-keep-%s-phases-%s%s%s", mf.layer ? mf.layer : layer,
+			         phases, variant ? "-" : "", variant ? variant : "");
 		else
 			snprintf(dir, sizeof dir, "d4r-keep-%s-phase-%02u", mf.layer ? mf.layer : layer,
 			         phase ? phase : rcp.phase);
@@ -299,14 +356,26 @@ int cmd_job(int argc, char **argv)
 		goto out;
 	}
 	double t0 = now_seconds();
-	SpliceRequest req = {lm.m, mf.entry, &rcp, NULL, force};
-	if (splice_run(&req, &sr, &e) < 0) {
-		job_error(&rep, err_msg(&e));
-		goto out;
+	if (phases) {
+		selp = xcalloc(nsel, sizeof(Recipe *));
+		for (size_t i = 0; i < nsel; i++)
+			selp[i] = &sel[i];
+		SpliceManyRequest mreq = {lm.m, mf.entry, selp, nsel, NULL, force};
+		if (splice_many(&mreq, &sm, &e) < 0) {
+			job_error(&rep, err_msg(&e));
+			goto out;
+		}
+	} else {
+		SpliceRequest req = {lm.m, mf.entry, &rcp, NULL, force};
+		if (splice_run(&req, &sr, &e) < 0) {
+			job_error(&rep, err_msg(&e));
+			goto out;
+		}
 	}
 	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
 		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
-	if (gpu_reduce_text(&mf, "spliced", sr.text.p, sr.text.n, &red_spl, NULL, NULL, &e) < 0) {
+	const StrBuf *spl_text = phases ? &sm.text : &sr.text;
+	if (gpu_reduce_text(&mf, "spliced", spl_text->p, spl_text->n, &red_spl, NULL, NULL, &e) < 0) {
 		job_error(&rep, err_msg(&e));
 		goto out;
 	}
@@ -318,14 +387,15 @@ int cmd_job(int argc, char **argv)
 		}
 		char path[4096];
 		keep_path(path, sizeof path, keep_dir, "spliced.ptx");
-		if (write_file_atomic(path, sr.text.p, sr.text.n, &e) < 0) {
+		if (write_file_atomic(path, spl_text->p, spl_text->n, &e) < 0) {
 			job_error(&rep, err_msg(&e));
 			goto out;
 		}
 	}
 	GpuModuleSrc mods[2] = {
 		{"original", red_orig.p, red_orig.n, NULL, NULL},
-		{"spliced", red_spl.p, red_spl.n, line_note, &sr},
+		{"spliced", red_spl.p, red_spl.n, phases ? line_note_many : line_note,
+		 phases ? (void *)&sm : (void *)&sr},
 	};
 	GpuJob job = {0};
 	job.manifest = &mf;
@@ -395,7 +465,12 @@ int cmd_job(int argc, char **argv)
 	if (json) {
 		root = cJSON_CreateObject();
 		cJSON_AddStringToObject(root, "layer", mf.layer ? mf.layer : layer);
-		cJSON_AddNumberToObject(root, "phase", phase ? phase : rcp.phase);
+		if (phases) {
+			cJSON_AddStringToObject(root, "phases", phases);
+			if (variant)
+				cJSON_AddStringToObject(root, "variant", variant);
+		} else
+			cJSON_AddNumberToObject(root, "phase", phase ? phase : rcp.phase);
 		cJSON_AddStringToObject(root, "status",
 		                        rc != EXIT_ERROR ? "ok"
 		                        : s->status != GPU_OK ? gpu_status_name(s->status)
@@ -408,10 +483,27 @@ int cmd_job(int argc, char **argv)
 		cJSON_AddStringToObject(root, "recipe", rpath);
 		cJSON_AddStringToObject(root, "module", module_path);
 		cJSON_AddStringToObject(root, "template", sr.template_name ? sr.template_name : "");
+		if (phases) {
+			cJSON *cuts = cJSON_AddArrayToObject(root, "cuts");
+			for (size_t i = 0; i < sm.n; i++) {
+				const SpliceResult *c = &sm.cuts[i];
+				cJSON *co = cJSON_CreateObject();
+				cJSON_AddStringToObject(co, "recipe", sm.recipes[i]->path);
+				cJSON_AddStringToObject(co, "template", c->template_name ? c->template_name : "");
+				cJSON_AddNumberToObject(co, "first", c->first);
+				cJSON_AddNumberToObject(co, "last", c->last);
+				cJSON_AddNumberToObject(co, "mma", c->mma);
+				cJSON_AddNumberToObject(co, "live_in", c->n_live_in);
+				cJSON_AddNumberToObject(co, "live_out", c->n_live_out);
+				cJSON_AddStringToObject(co, "sha256", c->sha256);
+				cJSON_AddStringToObject(co, "prefix", c->prefix);
+				cJSON_AddItemToArray(cuts, co);
+			}
+		}
 		cJSON *cut = cJSON_AddObjectToObject(root, "cut");
-		cJSON_AddNumberToObject(cut, "first", sr.first);
-		cJSON_AddNumberToObject(cut, "last", sr.last);
-		cJSON_AddNumberToObject(cut, "mma", sr.mma);
+		cJSON_AddNumberToObject(cut, "first", phases ? sm.cuts[0].first : sr.first);
+		cJSON_AddNumberToObject(cut, "last", phases ? sm.cuts[sm.n - 1].last : sr.last);
+		cJSON_AddNumberToObject(cut, "mma", phases ? sm.mma : sr.mma);
 		cJSON_AddNumberToObject(cut, "live_in", sr.n_live_in);
 		cJSON_AddNumberToObject(cut, "live_out", sr.n_live_out);
 		cJSON_AddStringToObject(cut, "sha256", sr.sha256);
@@ -461,17 +553,30 @@ int cmd_job(int argc, char **argv)
 		puts(txt);
 		free(txt);
 	} else {
-		printf("%s phase %u: %s", mf.layer ? mf.layer : layer, phase ? phase : rcp.phase, verdict);
+		if (phases)
+			printf("%s phases %s%s%s: %s", mf.layer ? mf.layer : layer, phases,
+			       variant ? " variant " : "", variant ? variant : "", verdict);
+		else
+			printf("%s phase %u: %s", mf.layer ? mf.layer : layer, phase ? phase : rcp.phase,
+			       verdict);
 		if (msg.n)
 			printf(" (%s)\n", msg.p);
 		else if (spl_differs == 0)
 			printf(" (spliced frame = oracle, %zu bytes, sha256 %.16s)\n", s->frame_len, s->sha256);
 		else
 			printf(" (spliced frame differs from the oracle)\n");
-		printf("  recipe    %s  template %s\n", rpath, sr.template_name ? sr.template_name : "?");
-		printf("  cut       s%u-s%u (lines %u-%u), %u mma, live-in %u, live-out %u%s\n", sr.first,
-		       sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in, sr.n_live_out,
-		       sr.forced ? "  FORCED past a refusal" : "");
+		if (phases) {
+			sb_reset(&line);
+			many_text(&sm, &line);
+			printf("  recipes   %s\n", rpath);
+			printf("  cuts      %s\n", line.p);
+		} else {
+			printf("  recipe    %s  template %s\n", rpath,
+			       sr.template_name ? sr.template_name : "?");
+			printf("  cut       s%u-s%u (lines %u-%u), %u mma, live-in %u, live-out %u%s\n",
+			       sr.first, sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in,
+			       sr.n_live_out, sr.forced ? "  FORCED past a refusal" : "");
+		}
 		printf("  oracle    %s\n", oracle_path);
 		sb_reset(&line);
 		times_text(o, &line);
@@ -514,6 +619,11 @@ out:
 	sb_release(&msg);
 	gpu_result_release(&gr);
 	splice_result_release(&sr);
+	splice_many_release(&sm);
+	for (size_t i = 0; i < nsel; i++)
+		rcp_release(&sel[i]);
+	free(sel);
+	free(selp);
 	if (lm.m)
 		cmd_unload_module(&lm);
 	rcp_release(&rcp);

@@ -10,6 +10,7 @@
  */
 #include "ana/ana.h"
 #include "cmd.h"
+#include "splice/facts.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -298,8 +299,16 @@ int cmd_phases(int argc, char **argv)
 			cJSON_AddNumberToObject(jf, "statements", f->nstmt);
 			cJSON_AddNumberToObject(jf, "mma", nmma);
 			cJSON *jp = cJSON_AddArrayToObject(jf, "phases");
-			for (size_t i = 0; i < pl.n; i++)
-				cJSON_AddItemToArray(jp, phase_json(m, &pl.v[i]));
+			Err oe = ERR_INIT;
+			Dataflow *odf = pl.n ? df_build(m, f, &oe) : NULL; /* the operand facts */
+			for (size_t i = 0; i < pl.n; i++) {
+				cJSON *pj = phase_json(m, &pl.v[i]);
+				if (odf)
+					cJSON_AddItemToObject(pj, "operands", facts_phase_json(odf, &pl, &pl.v[i]));
+				cJSON_AddItemToArray(jp, pj);
+			}
+			df_free(odf);
+			err_release(&oe);
 			cJSON_AddItemToArray(jfns, jf);
 		} else {
 			printf("%s%s: %zu phases, %u mma statements, %u statements (gap %u)\n",

@@ -7,9 +7,18 @@
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
  *       overwritten: an existing template is kept and said so); neither
  *       may be one of the files it reads (base/file.h), checked first
+ *   recipe new LAYER --phase N --native mma|f16 [options]
+ *       writes a native phase from the phase's facts (splice/native.h):
+ *       recipes/LAYER/phase-NN.json and ptx/LAYER/phase-NN.ptx for mma,
+ *       phase-NN-f16.json and phase-NN-f16.ptx for f16; a template that
+ *       exists is kept when it is the same bytes, and replaced only with
+ *       --force
  *   recipe check RECIPE... [options]
- *       splices each recipe in memory (and runs ptxas on the result with
- *       --check=ptxas); writes nothing; exit 0 when all pass, 2 otherwise
+ *       reads each recipe's template on its own (its header against its
+ *       body, parsed as PTX), then splices the recipe in memory (and runs
+ *       ptxas on the result with --check=ptxas), on --jobs threads, the
+ *       lines in the order given; writes nothing; exit 0 when all pass, 2
+ *       otherwise
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -18,8 +27,11 @@
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
+#include "splice/native.h"
 #include "splice/splice.h"
+#include "splice/template.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +40,9 @@
 static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe new --module FILE --phase N --template NAME -o FILE",
+	"recipe new LAYER --phase N --native mma|f16 [options]",
+	"recipe new --module FILE --phase N --native mma|f16 -o FILE",
+	"recipe new (LAYER | --module FILE) --stmts A:B --template NAME -o FILE",
 	NULL,
 };
 static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
@@ -51,9 +66,37 @@ typedef struct {
 	           "the function (default: the recipe's, the layer's)"),                 \
 	OPT_STRING(0, "ptx", &(c)->ptx, "DIR", "the templates' folder (default: ptx/)")
 
+/* Writes the template of a native phase at tpath: a new file, the same
+ * bytes (kept), or other bytes (replaced only with force). */
+static int write_native_template(const char *tpath, const StrBuf *tt, bool force, Err *e)
+{
+	char *old = NULL;
+	size_t n = 0;
+	Err ignore = ERR_INIT;
+	bool have = exists(tpath) && read_file(tpath, &old, &n, &ignore) == 0;
+	err_release(&ignore);
+	bool same = have && n == tt->n && !memcmp(old, tt->p, n);
+	free(old);
+	if (same) {
+		fprintf(stderr, "template:  %s unchanged\n", tpath);
+		return 0;
+	}
+	if (have && !force)
+		return err_set(e, "'%s' exists and differs from the phase's native template "
+		                  "(--force replaces it)", tpath);
+	char *td = layout_dir_of(tpath);
+	int mk = mkdir_p(td, e);
+	free(td);
+	if (mk < 0 || write_file_atomic(tpath, tt->p, tt->n, e) < 0)
+		return -1;
+	fprintf(stderr, "template:  wrote %s\n", tpath);
+	return 0;
+}
+
 static int recipe_new(int argc, char **argv)
 {
-	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL;
+	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
+	const char *stmts = NULL;
 	unsigned phase_n = 0;
 	bool force = false;
 	Common c = {0};
@@ -61,10 +104,14 @@ static int recipe_new(int argc, char **argv)
 		OPT_PHASE(&phase_n, "the phase to cut"),
 		OPT_CHOICE(0, "cut", &cut, "phase|phase+epilogue",
 		           "the phase alone (default), or with its epilogue"),
+		OPT_STRING(0, "stmts", &stmts, "A:B",
+		           "cut statements sA..sB instead of a phase (with --template and -o)"),
 		OPT_STRING('o', "output", &out_opt, "FILE|-",
 		           "the recipe file (default recipes/LAYER/phase-NN.json)"),
 		OPT_STRING(0, "template", &tname_opt, "NAME",
 		           "the template file under ptx/, or identity or perturb"),
+		OPT_CHOICE(0, "native", &native, "mma|f16",
+		           "write the native phase from its facts, in this form"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "force", &force, "overwrite an existing recipe"),
 		OPT_END(),
@@ -77,9 +124,22 @@ static int recipe_new(int argc, char **argv)
 		return EXIT_ERROR;
 	const char *layer = nargs ? argv[0] : NULL;
 	long phase = phase_n ? (long)phase_n : -1;
-	if ((!layer && !(c.module && out_opt && tname_opt)) || phase < 0)
+	uint32_t first = 0, last = 0;
+	if (stmts) {
+		if (opt_conflicts(&op, "stmts", "phase", "cut", "native", NULL))
+			return EXIT_ERROR;
+		if (cmd_parse_range(stmts, &first, &last) < 0)
+			return opt_fail(&op, "--stmts wants A:B (statement numbers, A <= B), not '%s'",
+			                stmts);
+		if (!out_opt || !tname_opt)
+			return opt_usage_error(&op, "--stmts needs --template and -o (a range has "
+			                            "no phase to name them by)");
+		phase = 0;
+	}
+	if ((!layer && !(c.module && out_opt && (tname_opt || native))) || phase < 0)
 		return opt_usage_error(&op, "give LAYER and --phase N (or --module, "
-		                            "--template and -o instead of LAYER)");
+		                            "--template and -o instead of LAYER; with "
+		                            "--native, --template may be left out)");
 	bool builtin = tname_opt && (!strcmp(tname_opt, "identity") || !strcmp(tname_opt, "perturb"));
 	/* no skeleton to write for a built-in template, no file to keep on stdout */
 	if (builtin && opt_given(&op, "ptx"))
@@ -88,6 +148,21 @@ static int recipe_new(int argc, char **argv)
 	if (force && !strcmp(out_opt ? out_opt : "", "-"))
 		return opt_fail(&op, "option '%s' cannot be used with '-o -'",
 		                opt_given(&op, "force"));
+	if (native && (builtin || strcmp(cut, "phase")))
+		return opt_fail(&op, "option '%s' writes a phase's own template: it cannot be used "
+		                     "with %s", opt_given(&op, "native"),
+		                builtin ? "a built-in template" : "'--cut=phase+epilogue'");
+	if (native && !strcmp(out_opt ? out_opt : "", "-"))
+		return opt_fail(&op, "option '%s' writes a template beside the recipe: it cannot "
+		                     "be used with '-o -'", opt_given(&op, "native"));
+	const char *variant = native && !strcmp(native, "f16") ? "f16" : NULL;
+	/* the name goes into the recipe, which must be able to read it back */
+	Err te = ERR_INIT;
+	if (tname_opt && !builtin && layout_template_check(tname_opt, &te) < 0) {
+		int trc = opt_fail(&op, "%s", err_msg(&te));
+		err_release(&te);
+		return trc;
+	}
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -113,7 +188,8 @@ static int recipe_new(int argc, char **argv)
 		layer_dir = layout_layer_dir(layer, &e);
 		if (!layer_dir)
 			goto fail;
-		out_path = layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
+		out_path = native ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
+		                  : layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
 	}
 	if (strcmp(out_path, "-") && exists(out_path) && !force) {
 		err_set(&e, "'%s' exists (--force overwrites it)", out_path);
@@ -121,10 +197,30 @@ static int recipe_new(int argc, char **argv)
 	}
 	if (tname_opt)
 		tname = xstrdup(tname_opt);
-	else /* layer is set: checked above */
-		tname = layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
-	/* the template skeleton, beside the other templates, never overwritten */
-	if (!builtin) {
+	else if (native && !layer) {
+		/* the template beside the recipe, named after it */
+		const char *b = strrchr(out_path, '/');
+		b = b ? b + 1 : out_path;
+		size_t n = strlen(b);
+		if (n > 5 && !strcmp(b + n - 5, ".json"))
+			n -= 5;
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "./%.*s.ptx", (int)n, b);
+		tname = sb.p;
+	} else /* layer is set: checked above */
+		tname = native ? layout_template_variant(layer, (unsigned)phase, variant)
+		               : layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
+	/* the template skeleton, beside the other templates, never overwritten;
+	 * a native template named "./NAME" goes beside its recipe */
+	bool beside = native && (!strncmp(tname, "./", 2) || !strncmp(tname, "../", 3) ||
+	                         tname[0] == '/');
+	if (beside) {
+		char *d = layout_dir_of(out_path);
+		tpath = tname[0] == '/'            ? xstrdup(tname)
+		        : !strncmp(tname, "./", 2) ? layout_join(d, tname + 2)
+		                                   : layout_join(d, tname);
+		free(d);
+	} else if (!builtin) {
 		if (c.ptx)
 			root = xstrdup(c.ptx);
 		else {
@@ -139,7 +235,8 @@ static int recipe_new(int argc, char **argv)
 		}
 		tpath = layout_join(root, tname);
 	}
-	/* the outputs, checked before any work: never one of the inputs */
+	/* the outputs, checked before any work: never one of the inputs (a
+	 * native template may replace its older self, so it is checked too) */
 	file_input_add(loc.module_path, "module");
 	if (layer) {
 		Err ig = ERR_INIT;
@@ -148,7 +245,8 @@ static int recipe_new(int argc, char **argv)
 		free(manifest);
 		err_release(&ig);
 	}
-	if (out_check(out_path, &e) < 0 || (tpath && !exists(tpath) && out_check(tpath, &e) < 0))
+	if (out_check(out_path, &e) < 0 ||
+	    (tpath && (native || !exists(tpath)) && out_check(tpath, &e) < 0))
 		goto fail;
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
@@ -156,16 +254,26 @@ static int recipe_new(int argc, char **argv)
 	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
-	ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
-	                      strcmp(cut, "phase") != 0, 0, 0};
-	if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
-		goto fail;
+	if (native) {
+		NativeRequest nr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
+		                    (NativeForm)native_form_parse(native)};
+		if (splice_native(&nr, &rj, &tt, &sum, &e) < 0)
+			goto fail;
+	} else {
+		ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
+		                      strcmp(cut, "phase") != 0, first, last};
+		if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
+			goto fail;
+	}
 	if (builtin) {
 		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
 		goto write_recipe;
 	}
 	fprintf(stderr, "%s", sum.p);
-	if (exists(tpath)) {
+	if (native) {
+		if (write_native_template(tpath, &tt, force, &e) < 0)
+			goto fail;
+	} else if (exists(tpath)) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
 	} else {
 		char *td = layout_dir_of(tpath);
@@ -202,7 +310,25 @@ done:
 	return rc;
 }
 
-static int check_one(const char *path, const Common *c, int ptxas)
+/* Reads recipe r's template on its own, so that what is wrong with it
+ * (its header, its body as PTX: template.h) is said even when the module
+ * cannot be found or the recipe is stale, which the splice reports first. */
+static int check_template(const Recipe *r, const char *ptx_root, Err *e)
+{
+	char *tpath = NULL, *display = NULL;
+	Template t;
+	int rc =
+	    layout_template(r->template_name, r->path, ptx_root, &tpath, &display, e);
+	if (rc == 0 && (rc = tpl_load(tpath, display, &t, e)) == 0)
+		tpl_release(&t);
+	free(tpath);
+	free(display);
+	return rc;
+}
+
+
+/* One recipe: its line into `out`, its reasons into `err`. */
+static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err)
 {
 	Err e = ERR_INIT;
 	Recipe r;
@@ -216,6 +342,8 @@ static int check_one(const char *path, const Common *c, int ptxas)
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
 	have_r = true;
+	if (r.tkind == TPL_FILE && check_template(&r, c->ptx, &e) < 0)
+		goto fail;
 	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
@@ -251,13 +379,13 @@ static int check_one(const char *path, const Common *c, int ptxas)
 		}
 		verdict = ", ptxas ok";
 	}
-	printf("ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
-	       res.last, res.mma, res.template_name, res.n_live_in, res.n_live_out, verdict);
+	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
+	        res.last, res.mma, res.template_name, res.n_live_in, res.n_live_out, verdict);
 	rc = EXIT_OK;
 	goto done;
 fail:
-	printf("FAIL  %s\n", path);
-	fprintf(stderr, "d4r-splice: recipe check: %s\n", err_msg(&e));
+	sb_addf(out, "FAIL  %s\n", path);
+	sb_addf(err, "d4r-splice: recipe check: %s\n", err_msg(&e));
 done:
 	splice_result_release(&res);
 	sb_release(&log);
@@ -272,11 +400,37 @@ done:
 	return rc;
 }
 
+/* The recipes of one `recipe check`, handed out to --jobs threads. */
+typedef struct {
+	char **paths;
+	size_t n;
+	const Common *c;
+	int ptxas;
+	StrBuf *out, *err;
+	int *rc;
+	pthread_mutex_t lock;
+	size_t next;
+} CheckQueue;
+
+static void *check_worker(void *arg)
+{
+	CheckQueue *q = arg;
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		size_t i = q->next++;
+		pthread_mutex_unlock(&q->lock);
+		if (i >= q->n)
+			return NULL;
+		q->rc[i] = check_one(q->paths[i], q->c, q->ptxas, &q->out[i], &q->err[i]);
+	}
+}
+
 static int recipe_check(int argc, char **argv)
 {
 	Common c = {0};
 	const char *check = "none";
 	OptArch arch = {0};
+	unsigned jobs = 1;
 	int n = 0, failed = 0;
 	const Opt opts[] = {
 		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
@@ -284,6 +438,8 @@ static int recipe_check(int argc, char **argv)
 		OPT_ALIAS("ptxas", "check=ptxas", NULL),
 		OPT_CALLBACK(0, "arch", &arch, "sm_XX", opt_arch,
 		             "with --check=ptxas: the target (default .target)"),
+		OPT_UINT(0, "jobs", &jobs, "N", 1, 256,
+		         "check N recipes at a time (default 1)"),
 		COMMON_OPTS(&c),
 		OPT_END(),
 	};
@@ -298,10 +454,32 @@ static int recipe_check(int argc, char **argv)
 		                opt_given(&op, "arch"));
 	c.arch = opt_given(&op, "arch") ? arch.name : NULL;
 	bool ptxas = !strcmp(check, "ptxas");
+	StrBuf *out = xcalloc((size_t)nargs, sizeof(StrBuf)), *err = xcalloc((size_t)nargs, sizeof(StrBuf));
+	int *rcs = xcalloc((size_t)nargs, sizeof(int));
+	CheckQueue q = {argv, (size_t)nargs, &c, ptxas, out, err, rcs, PTHREAD_MUTEX_INITIALIZER, 0};
+	if (jobs > (unsigned)nargs)
+		jobs = (unsigned)nargs;
+	pthread_t *th = xcalloc(jobs, sizeof(pthread_t));
+	unsigned started = 0;
+	for (unsigned j = 1; j < jobs; j++)
+		if (pthread_create(&th[started], NULL, check_worker, &q) == 0)
+			started++;
+	check_worker(&q);
+	for (unsigned j = 0; j < started; j++)
+		pthread_join(th[j], NULL);
+	free(th);
 	for (int i = 0; i < nargs; i++) {
 		n++;
-		failed += check_one(argv[i], &c, ptxas) != EXIT_OK;
+		failed += rcs[i] != EXIT_OK;
+		fputs(out[i].p ? out[i].p : "", stdout);
+		fflush(stdout);
+		fputs(err[i].p ? err[i].p : "", stderr);
+		sb_release(&out[i]);
+		sb_release(&err[i]);
 	}
+	free(out);
+	free(err);
+	free(rcs);
 	fflush(stdout);
 	if (n > 1)
 		fprintf(stderr, "%d recipes, %d failed\n", n, failed);

@@ -7,6 +7,7 @@
  */
 #include "ana/ana.h"
 #include "cmd.h"
+#include "splice/facts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -200,6 +201,24 @@ static int show_json(const char *path, const Module *m, const Func *f, unsigned 
 	return cmd_json_print(o, rc);
 }
 
+/* The operand facts of the mma in [a, b] (nothing when there are none). */
+static int show_operands(Dataflow *df, uint32_t a, uint32_t b, Err *e)
+{
+	PhaseList pl;
+	ana_phase_find(df_module(df), df_func(df), 0, &pl);
+	PhaseOperands po;
+	int rc = ana_operands(df, &pl, a, b, &po, e);
+	if (rc == 0 && (po.mma.n || po.unsupported)) {
+		StrBuf t = STRBUF_INIT;
+		facts_text(df, &po, &t);
+		printf("\n%s", t.p ? t.p : "");
+		sb_release(&t);
+	}
+	phase_operands_release(&po);
+	phases_release(&pl);
+	return rc;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	const char *entry = NULL, *stmts = NULL;
@@ -280,6 +299,8 @@ int cmd_show(int argc, char **argv)
 	}
 	sb_release(&t);
 	if (live && (!(df = df_build(m, f, &e)) || show_cut(df, a, b, &e) < 0))
+		rc = cmd_fail("%s", err_msg(&e));
+	if (live && rc == EXIT_OK && show_operands(df, a, b, &e) < 0)
 		rc = cmd_fail("%s", err_msg(&e));
 out:
 	df_free(df);

@@ -2,6 +2,7 @@
  * splice.c - `d4r-splice splice`: apply one recipe and write the module.
  *
  *   d4r-splice splice LAYER --phase N [--recipe FILE] [options]
+ *   d4r-splice splice LAYER --phases LIST [--variant NAME] [options]
  *   d4r-splice splice --module FILE --recipe FILE [options]
  *   d4r-splice splice --module FILE --every-phase [--together] [options]
  *
@@ -18,6 +19,7 @@
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
+#include "splice/multi.h"
 #include "splice/splice.h"
 
 #include "ana/ana.h"
@@ -29,6 +31,7 @@
 
 static const char *const usage[] = {
 	"splice LAYER --phase N [--recipe FILE] [options]",
+	"splice LAYER --phases LIST [--variant NAME] [options]",
 	"splice --module FILE --recipe FILE [options]",
 	"splice --module FILE --every-phase [--together] [options]",
 	NULL,
@@ -422,16 +425,104 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	return failed || !ok ? EXIT_ERROR : EXIT_OK;
 }
 
+/* --phases LIST: the recipes of those phases (in --variant) spliced into
+ * one module (splice_many), checked with ptxas when asked, written. */
+static int splice_phases(const char *layer, const char *phases, const char *variant,
+                         const char *corpus, const char *module_opt, const char *entry_opt,
+                         const char *out_opt, const char *check, const char *arch_opt,
+                         const char *ptx_root, bool force, bool quiet)
+{
+	Err e = ERR_INIT;
+	int rc = EXIT_ERROR;
+	Recipe *rs = NULL;
+	size_t nr = 0;
+	const Recipe **rp = NULL;
+	Located loc = {0};
+	LoadedModule lm = {0};
+	SpliceManyResult res = {0};
+	StrBuf log = STRBUF_INIT, name = STRBUF_INIT;
+	char *dir = layout_layer_dir(layer, &e);
+	if (!dir || splice_select(dir, phases, variant, &rs, &nr, &e) < 0 ||
+	    splice_locate(layer, corpus, module_opt, entry_opt, &rs[0], mf_layout_layer, &loc, &e) < 0)
+		goto fail;
+	if (!loc.entry) {
+		err_set(&e, "%s: no entry: give --entry, or \"entry\" in the recipe", rs[0].path);
+		goto fail;
+	}
+	if (cmd_load_module(loc.module_path, &lm) < 0)
+		goto done;
+	rp = xcalloc(nr, sizeof(Recipe *));
+	for (size_t i = 0; i < nr; i++)
+		rp[i] = &rs[i];
+	SpliceManyRequest req = {lm.m, loc.entry, rp, nr, ptx_root, force};
+	if (splice_many(&req, &res, &e) < 0)
+		goto fail;
+	if (out_opt)
+		sb_adds(&name, out_opt);
+	else
+		sb_addf(&name, "%s-phases-%s%s%s.spliced.ptx", loc.layer ? loc.layer : layer, phases,
+		        variant ? "-" : "", variant ? variant : "");
+	if (!quiet)
+		fprintf(stderr, "%s", res.summary.p);
+	int ptxas_rc = 0;
+	if (!strcmp(check, "ptxas")) {
+		char arch[64];
+		check_arch(lm.m, arch_opt, arch);
+		if (!arch[0]) {
+			err_set(&e, "%s: no .target to take the architecture from: give --arch",
+			        loc.module_path);
+			goto fail;
+		}
+		ptxas_rc = splice_many_ptxas(&res, arch, loc.entry, loc.module_path, &log, &e);
+		if (ptxas_rc < 0)
+			goto fail;
+		if (!quiet || ptxas_rc)
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch, loc.entry,
+			        ptxas_rc ? "REJECTED" : "ok");
+		if (log.n)
+			fprintf(stderr, "%s", log.p);
+	}
+	if (write_file_atomic(name.p, res.text.p, res.text.n, &e) < 0)
+		goto fail;
+	if (!quiet && strcmp(name.p, "-"))
+		fprintf(stderr, "wrote:     %s (%zu bytes)\n", name.p, res.text.n);
+	if (ptxas_rc)
+		fprintf(stderr, "d4r-splice: splice: ptxas rejects the spliced module (written for "
+		                "inspection)\n");
+	rc = ptxas_rc ? EXIT_ERROR : EXIT_OK;
+	goto done;
+fail:
+	fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+done:
+	splice_many_release(&res);
+	for (size_t i = 0; i < nr; i++)
+		rcp_release(&rs[i]);
+	free(rs);
+	free(rp);
+	free(dir);
+	if (lm.m)
+		cmd_unload_module(&lm);
+	located_release(&loc);
+	sb_release(&log);
+	sb_release(&name);
+	err_release(&e);
+	return rc;
+}
+
 int cmd_splice(int argc, char **argv)
 {
 	const char *recipe_opt = NULL, *out_opt = NULL, *check = "none";
 	const char *corpus = NULL, *module_opt = NULL, *entry_opt = NULL;
-	const char *ptx_root = NULL, *tname = "identity";
+	const char *ptx_root = NULL, *tname = "identity", *phases = NULL, *variant = NULL;
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
 	bool force = false, quiet = false, every = false, together = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+		OPT_STRING(0, "phases", &phases, "LIST",
+		           "those phases' recipes into one module (1-10,13,21-60)"),
+		OPT_STRING(0, "variant", &variant, "NAME",
+		           "the recipes phase-NN-NAME.json (phase-08-f16.json)"),
 		OPT_STRING(0, "recipe", &recipe_opt, "FILE",
 		           "the recipe (instead of the layer's)"),
 		OPT_STRING(0, "module", &module_opt, "FILE",
@@ -475,16 +566,25 @@ int cmd_splice(int argc, char **argv)
 			return opt_usage_error(&op, "unexpected argument '%s': "
 			                            "--every-phase takes --module FILE, "
 			                            "not a layer", layer);
-		if (opt_conflicts(&op, "every-phase", "recipe", "output", "phase",
-		                  "force", "quiet", "corpus", "ptx", NULL) ||
+		if (opt_conflicts(&op, "every-phase", "recipe", "output", "phase", "phases",
+		                  "variant", "force", "quiet", "corpus", "ptx", NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
 		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
 		                : every_phase(module_opt, entry_opt, tname, check, arch_opt);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||
-	    opt_needs(&op, "template", "every-phase"))
+	    opt_needs(&op, "template", "every-phase") ||
+	    opt_conflicts(&op, "phases", "phase", "recipe", NULL) ||
+	    opt_conflict(&op, "variant", "recipe") ||
+	    cmd_check_variant(variant))
 		return EXIT_ERROR;
+	if (phases) {
+		if (!layer)
+			return opt_usage_error(&op, "option '--phases' needs LAYER");
+		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
+		                     check, arch_opt, ptx_root, force, quiet);
+	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
 
@@ -506,7 +606,7 @@ int cmd_splice(int argc, char **argv)
 		char *dir = layout_layer_dir(layer, &e);
 		if (!dir)
 			goto fail;
-		recipe_path = layout_recipe_file(dir, (unsigned)phase, false);
+		recipe_path = layout_recipe_variant(dir, (unsigned)phase, variant);
 		free(dir);
 	}
 	if (rcp_load(recipe_path, &r, &e) < 0)
@@ -528,8 +628,8 @@ int cmd_splice(int argc, char **argv)
 	else {
 		StrBuf sb = STRBUF_INIT;
 		if (loc.layer && r.cut == CUT_PHASE)
-			sb_addf(&sb, "%s-phase-%02u%s.spliced.ptx", loc.layer, r.phase,
-			        r.with_epilogue ? "-epi" : "");
+			sb_addf(&sb, "%s-phase-%02u%s%s%s.spliced.ptx", loc.layer, r.phase,
+			        r.with_epilogue ? "-epi" : "", variant ? "-" : "", variant ? variant : "");
 		else {
 			const char *b = strrchr(recipe_path, '/');
 			b = b ? b + 1 : recipe_path;

@@ -6,6 +6,12 @@
  * u32 message length, u64 payload length (host byte order: both ends are
  * the same program), then the message and the payload.  The parent reads
  * while it waits, so a large frame never blocks the child on a full pipe.
+ *
+ * Children may be started from several threads at once (gpu/probe.c runs
+ * two modules side by side).  From the pipe's creation to the parent
+ * closing its write end no other thread forks (fork_lock): a child forked
+ * in between would inherit that write end and hold the other child's pipe
+ * open, so its end would not be seen until both had exited.
  */
 #include "gpu/child.h"
 
@@ -14,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,14 +127,19 @@ void gpu_child_watch(GpuChildWatch fn, void *ctx)
 	watch_ctx = ctx;
 }
 
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_limit_s,
                   GpuChildResult *r, Err *e)
 {
 	memset(r, 0, sizeof(*r));
 	r->stage = xstrdup("");
 	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	pthread_mutex_lock(&fork_lock);
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		pthread_mutex_unlock(&fork_lock);
 		return err_set(e, "cannot create a pipe: %s", strerror(errno));
+	}
 	fflush(stdout);
 	fflush(stderr);
 	/* The child inherits the handlers that remove its temporary files (the
@@ -140,6 +152,7 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		int er = errno;
 		close(fds[0]);
 		close(fds[1]);
+		pthread_mutex_unlock(&fork_lock);
 		return err_set(e, "cannot fork: %s", strerror(er));
 	}
 	if (pid == 0) {
@@ -156,6 +169,7 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		_exit(rc & 0xff);
 	}
 	close(fds[1]);
+	pthread_mutex_unlock(&fork_lock);
 	temp_child_add(pid);
 
 	double deadline = t0 + jit_limit_s;

@@ -38,6 +38,7 @@
 	X(cuModuleLoadData)                                                         \
 	X(cuModuleUnload)                                                           \
 	X(cuModuleGetFunction)                                                      \
+	X(cuModuleGetGlobal)                                                        \
 	X(cuFuncSetAttribute)                                                       \
 	X(cuFuncGetAttribute)                                                       \
 	X(cuLinkCreate)                                                             \
@@ -49,6 +50,7 @@
 	X(cuMemcpyHtoD)                                                             \
 	X(cuMemcpyDtoH)                                                             \
 	X(cuMemsetD8)                                                               \
+	X(cuMemGetInfo)                                                             \
 	X(cuArray3DCreate)                                                          \
 	X(cuArrayDestroy)                                                           \
 	X(cuMemcpy2D)                                                               \

@@ -4,13 +4,19 @@
  * Every key is checked against the format: unknown keys, wrong types and
  * out-of-range numbers are errors naming the key's JSON path (json.h),
  * because a recipe that loads with a misspelt guard would splice without
- * that guard.
+ * that guard.  The anchors are compiled here and the file names checked
+ * against the layout's rule (recipe.h, Decisions).
  */
 #include "recipe.h"
 
 #include "base/file.h"
 #include "base/json.h"
+#include "base/layout.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,9 +147,88 @@ static int parse_bind(JsonDoc *d, const cJSON *c, Recipe *r)
 	return 0;
 }
 
+static int part(JsonDoc *d, const cJSON *root, const char *key,
+                int (*parse)(JsonDoc *, const cJSON *, Recipe *), Recipe *r);
+
+/* 64 hex digits, lower-cased in place; false otherwise */
+static bool hex64(char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch >= 'A' && ch <= 'F')
+			s[i] = (char)(ch | 32);
+		else if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return false;
+	}
+	return n == 64;
+}
+
+/* guards.reloads: {"stmts": [N, ...], "sha256": "<hex>"} */
+static int parse_reloads(JsonDoc *d, const cJSON *c, Recipe *r)
+{
+	static const char *const keys[] = {"stmts", "sha256", NULL};
+	if (json_object(d, c) < 0 || json_keys(d, c, keys) < 0)
+		return -1;
+	const cJSON *st = json_member(d, c, "stmts", JSON_REQUIRED);
+	if (!st)
+		return -1;
+	size_t mark = json_push(d, "stmts");
+	if (!cJSON_IsArray(st) || !cJSON_GetArraySize(st)) {
+		json_bad(d, "expected a non-empty list of statement numbers");
+		json_pop(d, mark);
+		return -1;
+	}
+	uint32_t i = 0;
+	for (const cJSON *x = st->child; x; x = x->next, i++) {
+		int64_t v;
+		size_t m2 = json_push_index(d, i);
+		int rc = json_int(d, x, 0, 4e9, &v);
+		json_pop(d, m2);
+		if (rc < 0) {
+			json_pop(d, mark);
+			return -1;
+		}
+		VEC_PUSH(r->reloads, (uint32_t)v);
+	}
+	json_pop(d, mark);
+	if (json_get_string(d, c, "sha256", JSON_REQUIRED, &r->reloads_sha256) < 0)
+		return -1;
+	if (!hex64(r->reloads_sha256))
+		return json_bad_at(d, "sha256", "expected 64 hex digits");
+	return 0;
+}
+
+/* Anchor `re` compiled, or NULL with "invalid recipe: ..." (PCRE2's message
+ * and the offset in the expression) in msg. */
+static pcre2_code *compile_re(const char *re, char *msg, size_t n)
+{
+	int ec;
+	PCRE2_SIZE eo;
+	pcre2_code *code =
+	    pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
+	if (!code) {
+		PCRE2_UCHAR why[256];
+		pcre2_get_error_message(ec, why, sizeof why);
+		snprintf(msg, n,
+		         "invalid recipe: the regular expression '%s' does not compile: "
+		         "%s (at offset %zu)",
+		         re, (char *)why, (size_t)eo);
+	}
+	return code;
+}
+
+/* The anchor guards.KEY compiled into *code, or the message at that key. */
+static int compile_anchor(JsonDoc *d, const char *key, const char *re, void **code)
+{
+	char msg[1024];
+	*code = compile_re(re, msg, sizeof msg);
+	return *code ? 0 : json_bad_at(d, key, "%s", msg);
+}
+
 static int parse_guards(JsonDoc *d, const cJSON *c, Recipe *r)
 {
-	static const char *const keys[] = {"mma", "sha256", "first", "last", NULL};
+	static const char *const keys[] = {"mma", "sha256", "first", "last", "reloads", NULL};
 	if (json_object(d, c) < 0 || json_keys(d, c, keys) < 0)
 		return -1;
 	int64_t v;
@@ -155,21 +240,44 @@ static int parse_guards(JsonDoc *d, const cJSON *c, Recipe *r)
 	}
 	if (json_get_string(d, c, "sha256", JSON_OPTIONAL, &r->sha256) < 0 ||
 	    json_get_string(d, c, "first", JSON_OPTIONAL, &r->first_re) < 0 ||
-	    json_get_string(d, c, "last", JSON_OPTIONAL, &r->last_re) < 0)
+	    json_get_string(d, c, "last", JSON_OPTIONAL, &r->last_re) < 0 ||
+	    part(d, c, "reloads", parse_reloads, r) < 0)
 		return -1;
-	if (r->sha256) {
-		size_t n = strlen(r->sha256);
-		for (size_t i = 0; i < n; i++) {
-			char ch = r->sha256[i];
-			if (ch >= 'A' && ch <= 'F')
-				r->sha256[i] = (char)(ch | 32);
-			else if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-				n = 0;
-		}
-		if (n != 64)
-			return json_bad_at(d, "sha256", "expected 64 hex digits");
-	}
+	if (r->sha256 && !hex64(r->sha256))
+		return json_bad_at(d, "sha256", "expected 64 hex digits");
+	if (r->first_re && compile_anchor(d, "first", r->first_re, &r->first_code) < 0)
+		return -1;
+	if (r->last_re && compile_anchor(d, "last", r->last_re, &r->last_code) < 0)
+		return -1;
 	return 0;
+}
+
+int rcp_guard_match(const Recipe *r, bool last, const char *subject, size_t n, Err *e)
+{
+	const char *re = last ? r->last_re : r->first_re;
+	const char *key = last ? "last" : "first";
+	if (!re)
+		return 0;
+	pcre2_code *code = last ? r->last_code : r->first_code, *own = NULL;
+	if (!code) {
+		char msg[1024];
+		code = own = compile_re(re, msg, sizeof msg);
+		if (!code)
+			return err_set(e, "%s: guards.%s: %s", r->path, key, msg);
+	}
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+	int rc = pcre2_match(code, (PCRE2_SPTR)subject, n, 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	pcre2_code_free(own);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	PCRE2_UCHAR msg[256];
+	pcre2_get_error_message(rc, msg, sizeof msg);
+	return err_set(
+	    e, "%s: guards.%s: the regular expression '%s' could not be matched: %s",
+	    r->path, key, re, (char *)msg);
 }
 
 /* Member `key` of the recipe, read by `parse` with the path inside it. */
@@ -208,6 +316,12 @@ static int parse_recipe(JsonDoc *d, const cJSON *root, Recipe *r)
 		return json_bad_at(d, "note",
 		                   "expected a string or a list of strings, found %s",
 		                   json_type(j));
+	if (r->module && !layout_inside(r->module))
+		return json_bad_at(
+		    d, "module",
+		    "'%s' is not inside the corpus folder (a relative path with no "
+		    "'..'; give --module FILE for a module elsewhere)",
+		    r->module);
 	const cJSON *cut = json_member(d, root, "cut", JSON_REQUIRED);
 	if (!cut || part(d, root, "cut", parse_cut, r) < 0)
 		return -1;
@@ -220,6 +334,12 @@ static int parse_recipe(JsonDoc *d, const cJSON *root, Recipe *r)
 		r->tkind = TPL_PERTURB;
 	else
 		r->tkind = TPL_FILE;
+	if (r->tkind == TPL_FILE && !layout_inside(r->template_name))
+		return json_bad_at(
+		    d, "template",
+		    "'%s' is not inside the ptx/ folder or the recipe's folder (a "
+		    "relative path with no '..')",
+		    r->template_name);
 	if (r->tkind != TPL_FILE && (r->binds.n || r->params.n))
 		return json_bad_at(d, r->binds.n ? "bind" : "params",
 		                   "the built-in '%s' template takes none",
@@ -280,6 +400,10 @@ void rcp_release(Recipe *r)
 	free(r->sha256);
 	free(r->first_re);
 	free(r->last_re);
+	VEC_FREE(r->reloads);
+	free(r->reloads_sha256);
+	pcre2_code_free(r->first_code);
+	pcre2_code_free(r->last_code);
 	memset(r, 0, sizeof(*r));
 }
 

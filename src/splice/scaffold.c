@@ -10,12 +10,27 @@
  * body from there, keeping the interface.  The recipe carries the guards
  * computed from the cut and, under "interface", what the author needs to
  * know: each live register's type, where it is first used or last defined,
- * and the cut's memory effects.
+ * the cut's memory effects, and the operand facts of its mma (ana_operands:
+ * tiles, k-steps, where every A, B and C register comes from, each load with
+ * its base register, resolved address and reload verdict).
+ *
+ * Decisions:
+ *  - The live registers that are mma operands are grouped by role into list
+ *    formals, in mma order: a, b, c (read from before the cut) and d
+ *    (written for after it), each register once, under the role of its
+ *    first appearance (A, B, C, D within an mma); a list whose registers
+ *    are read and written is named with its direction (c_inout).  The
+ *    author writes a native phase against a[k], b[k], c[k], d[k], not
+ *    against 200 formals named after registers; interface.formals gives
+ *    each entry's register, mma and source.  A register whose type differs
+ *    from its list's, and every live register that is no mma operand (an
+ *    epilogue's), keeps a formal of its own named after it.
  */
 #include "splice.h"
 
 #include "ana/ana.h"
 #include "base/sha256.h"
+#include "facts.h"
 #include "template.h"
 
 #include <cjson/cJSON.h>
@@ -43,9 +58,19 @@ static void re_escape(const char *s, StrBuf *out)
 
 typedef struct {
 	uint32_t reg;
-	char *formal;    /* NULL for temporaries */
+	char *formal;    /* NULL for temporaries; "a[3]" for a list member */
 	uint8_t dir;     /* FM_* for formals */
+	int list;        /* index in the role lists, or -1 */
+	uint32_t word;   /* list members: the word of its first appearance */
 } Named;
+
+/* A list formal of live mma operands of one role, direction and type. */
+typedef struct {
+	char name[16];   /* "a", "d", "c_inout" */
+	uint8_t dir;
+	uint32_t type_reg;          /* a member, for the type */
+	VEC(size_t) members;        /* indices into the Named list */
+} RoleList;
 
 static int find_named(const Named *v, size_t n, uint32_t reg)
 {
@@ -82,6 +107,78 @@ static char *formal_name(Str reg, const Named *v, size_t n)
 	return sb.p;
 }
 
+typedef VEC(Named) NamedVec;
+typedef VEC(RoleList) RoleLists;
+
+/* Is `name` a formal of its own (not a list member) in nm? */
+static bool own_formal(const NamedVec *nm, const char *name)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		if (nm->v[i].formal && nm->v[i].list < 0 && !strcmp(nm->v[i].formal, name))
+			return true;
+	return false;
+}
+
+/* The live registers of nm (formals) that are operands of the mma of po go
+ * into role lists: under the role of their first appearance, in mma order
+ * (A, B, C, D within an mma); their formal becomes "a[k]". */
+static void group_roles(const Dataflow *df, const PhaseOperands *po, NamedVec *nm,
+                        RoleLists *lists)
+{
+	static const int order[] = {ROLE_A, ROLE_B, ROLE_C, ROLE_D};
+	bool *seen = xcalloc(nm->n + 1, 1);
+	for (size_t i = 0; i < po->mma.n; i++)
+		for (int o = 0; o < 4; o++) {
+			int r = order[o];
+			const OpdMma *x = &po->mma.v[i];
+			for (uint32_t k = 0; k < x->nword[r]; k++) {
+				uint32_t wi = x->word[r] + k;
+				int ni = find_named(nm->v, nm->n, po->words.v[wi].reg);
+				if (ni < 0 || (size_t)ni >= nm->n || !nm->v[ni].formal || seen[ni])
+					continue;
+				seen[ni] = true;
+				Named *y = &nm->v[ni];
+				uint8_t natural = r == ROLE_D ? FM_OUT : FM_IN;
+				char name[16];
+				snprintf(name, sizeof name, "%s%s", opd_role_name((OpdRole)r),
+				         y->dir == natural      ? ""
+				         : y->dir == FM_INOUT ? "_inout"
+				         : y->dir == FM_OUT   ? "_out"
+				                              : "_in");
+				size_t li = 0;
+				while (li < lists->n && strcmp(lists->v[li].name, name))
+					li++;
+				if (li == lists->n) {
+					RoleList l;
+					memset(&l, 0, sizeof l);
+					snprintf(l.name, sizeof l.name, "%s", name);
+					l.dir = y->dir;
+					l.type_reg = y->reg;
+					VEC_PUSH(*lists, l);
+				}
+				const RegInfo *a = df_reg(df, lists->v[li].type_reg), *b = df_reg(df, y->reg);
+				if (a->vec != b->vec || !str_eq(a->type, b->type))
+					continue; /* a formal of its own */
+				y->list = (int)li;
+				y->word = wi;
+				VEC_PUSH(lists->v[li].members, (size_t)ni);
+			}
+		}
+	free(seen);
+	for (size_t li = 0; li < lists->n; li++) {
+		RoleList *l = &lists->v[li];
+		while (own_formal(nm, l->name) && strlen(l->name) + 2 < sizeof l->name)
+			strcat(l->name, "_");
+		for (size_t k = 0; k < l->members.n; k++) {
+			Named *y = &nm->v[l->members.v[k]];
+			free(y->formal);
+			char buf[48];
+			snprintf(buf, sizeof buf, "%s[%zu]", l->name, k);
+			y->formal = xstrdup(buf);
+		}
+	}
+}
+
 int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *template_text,
                     StrBuf *summary, Err *e)
 {
@@ -97,7 +194,11 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	uint32_t first = req->first, last = req->last;
 	CutInterface cut = {0};
 	bool have_cut = false;
-	VEC(Named) nm = {0};
+	NamedVec nm = {0};
+	RoleLists lists = {0};
+	PhaseList pl = {0};
+	PhaseOperands po;
+	memset(&po, 0, sizeof po);
 	cJSON *root = NULL;
 	size_t nph = 0;
 	if (req->phase) {
@@ -118,7 +219,7 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 
 	/* formals */
 	for (size_t i = 0; i < cut.live_in.n; i++) {
-		Named x = {cut.live_in.v[i].reg, NULL, FM_IN};
+		Named x = {cut.live_in.v[i].reg, NULL, FM_IN, -1, 0};
 		x.formal = formal_name(df_reg(df, x.reg)->name, nm.v, nm.n);
 		VEC_PUSH(nm, x);
 	}
@@ -128,11 +229,16 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 			nm.v[k].dir = FM_INOUT;
 			continue;
 		}
-		Named x = {cut.live_out.v[i].reg, NULL, FM_OUT};
+		Named x = {cut.live_out.v[i].reg, NULL, FM_OUT, -1, 0};
 		x.formal = formal_name(df_reg(df, x.reg)->name, nm.v, nm.n);
 		VEC_PUSH(nm, x);
 	}
 	size_t nformals = nm.n;
+	/* the operand facts, and the live mma operands grouped by role */
+	ana_phase_find(m, f, 0, &pl);
+	if (ana_operands(df, &pl, first, last, &po, e) < 0)
+		goto out;
+	group_roles(df, &po, &nm, &lists);
 	const Stmt *s0 = func_stmt(m, f, first), *s1 = func_stmt(m, f, last);
 	size_t lo = s0->off, hi = (size_t)s1->off + s1->len;
 	/* temporaries: every other register the cut names (not declared inside it) */
@@ -162,7 +268,7 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 			}
 			if (inside)
 				continue;
-			Named x = {(uint32_t)id, NULL, 0};
+			Named x = {(uint32_t)id, NULL, 0, -1, 0};
 			VEC_PUSH(nm, x);
 		}
 	}
@@ -177,6 +283,19 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	           "// cut's own statements (an identity splice).  Rewrite the body; keep every\n"
 	           "// output formal written, since the code after the cut reads them.\n");
 	bool *printed = xcalloc(nm.n + 1, 1);
+	for (size_t li = 0; li < lists.n; li++) {
+		const RoleList *l = &lists.v[li];
+		if (!l->members.n)
+			continue;
+		const RegInfo *ri = df_reg(df, l->type_reg);
+		sb_addf(t, "//! %-5s ", l->dir == FM_IN ? "in" : l->dir == FM_OUT ? "out" : "inout");
+		if (ri->vec)
+			sb_addf(t, ".v%u", ri->vec);
+		sb_addf(t, "%.*s %s[%zu]\n", (int)(ri->type.n ? ri->type.n : 4),
+		        ri->type.n ? ri->type.p : ".b32", l->name, l->members.n);
+		for (size_t k = 0; k < l->members.n; k++)
+			printed[l->members.v[k]] = true;
+	}
 	for (int dir = FM_IN; dir <= FM_INOUT; dir++)
 		for (size_t i = 0; i < nformals; i++) {
 			if (printed[i] || nm.v[i].dir != dir)
@@ -298,7 +417,20 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 		cJSON_AddObjectToObject(root, "params");
 		b = cJSON_AddObjectToObject(root, "bind");
 	}
+	for (size_t li = 0; b && li < lists.n; li++) {
+		if (!lists.v[li].members.n)
+			continue;
+		cJSON *a = cJSON_AddArrayToObject(b, lists.v[li].name);
+		for (size_t k = 0; k < lists.v[li].members.n; k++) {
+			Str n = df_reg(df, nm.v[lists.v[li].members.v[k]].reg)->name;
+			char *s = xstrndup(n.p, n.n);
+			cJSON_AddItemToArray(a, cJSON_CreateString(s));
+			free(s);
+		}
+	}
 	for (size_t i = 0; b && i < nformals; i++) {
+		if (nm.v[i].list >= 0)
+			continue;
 		Str n = df_reg(df, nm.v[i].reg)->name;
 		char *s = xstrndup(n.p, n.n);
 		cJSON_AddStringToObject(b, nm.v[i].formal, s);
@@ -365,6 +497,56 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 		cJSON_AddNumberToObject(o, "line", func_stmt(m, f, cr->use)->line);
 		cJSON_AddItemToArray(lo_, o);
 	}
+	/* each list entry: its register, the mma it first appears in, its source */
+	cJSON *fj = cJSON_AddObjectToObject(itf, "formals");
+	for (size_t q = 0; q < lists.n; q++) {
+		if (!lists.v[q].members.n)
+			continue;
+		cJSON *a = cJSON_AddArrayToObject(fj, lists.v[q].name);
+		for (size_t k = 0; k < lists.v[q].members.n; k++) {
+			const Named *y = &nm.v[lists.v[q].members.v[k]];
+			const OpdWord *w = &po.words.v[y->word];
+			cJSON *o = cJSON_CreateObject();
+			char buf[160];
+			cJSON_AddStringToObject(o, "reg", facts_reg(df, y->reg, buf, sizeof buf));
+			uint32_t at = 0;
+			for (size_t i = 0; i < po.mma.n; i++)
+				for (int r = 0; r < ROLE__N; r++)
+					if (y->word >= po.mma.v[i].word[r] &&
+					    y->word < po.mma.v[i].word[r] + po.mma.v[i].nword[r])
+						at = po.mma.v[i].stmt;
+			cJSON_AddNumberToObject(o, "mma", at);
+			if (y->dir & FM_IN) {
+				cJSON_AddStringToObject(o, "value", opd_value_name((OpdValue)w->value));
+				if (w->def >= 0)
+					cJSON_AddNumberToObject(o, "def", (double)w->def);
+				if (w->value == OV_LOAD) {
+					const OpdLoad *l = &po.loads.v[w->src];
+					cJSON *lj = cJSON_AddObjectToObject(o, "load");
+					cJSON_AddNumberToObject(lj, "stmt", l->stmt);
+					cJSON_AddNumberToObject(lj, "elem", w->elem);
+					if (l->base_reg >= 0)
+						cJSON_AddStringToObject(lj, "base_reg",
+						                        facts_reg(df, (uint32_t)l->base_reg, buf, sizeof buf));
+					cJSON_AddNumberToObject(lj, "disp", (double)l->disp);
+					if (l->resolved) {
+						cJSON_AddStringToObject(lj, "base", addr_base_name(l->addr.base));
+						if (l->addr.base_name.n) {
+							snprintf(buf, sizeof buf, "%.*s", (int)l->addr.base_name.n,
+							         l->addr.base_name.p);
+							cJSON_AddStringToObject(lj, "name", buf);
+						}
+						cJSON_AddNumberToObject(lj, "offset", (double)l->addr.offset);
+					} else
+						cJSON_AddStringToObject(lj, "base", "unresolved");
+					cJSON_AddBoolToObject(lj, "reload_safe", l->reload_safe);
+				} else if (w->value == OV_PHASE)
+					cJSON_AddNumberToObject(o, "from_phase", w->src);
+			}
+			cJSON_AddItemToArray(a, o);
+		}
+	}
+	cJSON_AddItemToObject(itf, "operands", facts_json(df, &po));
 	cJSON *mem = cJSON_AddObjectToObject(itf, "memory");
 	cJSON *ld = cJSON_AddObjectToObject(mem, "loads");
 	cJSON *stx = cJSON_AddObjectToObject(mem, "stores");
@@ -398,6 +580,11 @@ out:
 	for (size_t i = 0; i < nm.n; i++)
 		free(nm.v[i].formal);
 	VEC_FREE(nm);
+	for (size_t i = 0; i < lists.n; i++)
+		VEC_FREE(lists.v[i].members);
+	VEC_FREE(lists);
+	phase_operands_release(&po);
+	phases_release(&pl);
 	if (have_cut)
 		cut_release(&cut);
 	df_free(df);

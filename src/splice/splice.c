@@ -14,7 +14,8 @@
  *   4. the cut interface (df_cut): live-in, live-out, memory effects;
  *   5. the template against the interface: every live-out bound to an
  *      output, inputs defined before the cut, types and widths, parameters,
- *      declared memory effects (a read/write dependency refuses the cut);
+ *      memory effects: the cut's, against what the template's body does
+ *      (a read/write dependency refuses the cut);
  *   6. fresh names: a register prefix that occurs nowhere in the module;
  *   7. rendering the region with its line map, and ptx_emit with that one
  *      edit.  Bytes outside the region are the emitter's verbatim copy.
@@ -37,9 +38,6 @@
 #include "base/sha256.h"
 #include "ptx/emit.h"
 #include "template.h"
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -127,9 +125,9 @@ static void reg_adds(Region *r, const char *s)
  * ranges and .reg parameters included) starts with, so no name it declares,
  * under any naming scheme, can equal a name made with it: PTX registers
  * are declared before use and belong to their function. */
-static void fresh_prefix(const Module *m, const Func *f, char out[32])
+static void fresh_prefix(const Module *m, const Func *f, unsigned from, char out[32])
 {
-	for (unsigned n = 0;; n++) {
+	for (unsigned n = from;; n++) {
 		snprintf(out, 32, "%%spl%u_", n);
 		size_t k = strlen(out);
 		bool taken = false;
@@ -173,25 +171,6 @@ static int resolve_cut(const Module *m, const Func *f, const Recipe *r, uint32_t
 
 /* ---- 2. guards --------------------------------------------------------------- */
 
-static int re_match(const char *re, const char *subject, size_t n, int *ok, StrBuf *why)
-{
-	int ec;
-	PCRE2_SIZE eo;
-	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
-	if (!code) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(ec, msg, sizeof msg);
-		sb_addf(why, "bad regular expression '%s' at offset %zu: %s", re, (size_t)eo, (char *)msg);
-		return -1;
-	}
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-	int rc = pcre2_match(code, (PCRE2_SPTR)subject, n, 0, 0, md, NULL);
-	*ok = rc >= 0;
-	pcre2_match_data_free(md);
-	pcre2_code_free(code);
-	return 0;
-}
-
 static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_t first,
                         uint32_t last, SpliceResult *res, Err *e)
 {
@@ -206,22 +185,21 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 		sb_addf(&bad, "\n  mma:    expected %u, found %u", r->mma, mma);
 	if (r->sha256 && strcmp(r->sha256, res->sha256))
 		sb_addf(&bad, "\n  sha256: expected %s\n          found    %s", r->sha256, res->sha256);
-	int ok = 1, rc = 0;
-	if (r->first_re) {
-		if (re_match(r->first_re, fs.p ? fs.p : "", fs.n, &ok, &bad) < 0)
-			rc = -1;
-		else if (!ok)
-			sb_addf(&bad, "\n  first:  expected /%s/\n          found    '%s'", r->first_re,
-			        fs.p ? fs.p : "");
+	/* An anchor that cannot be evaluated makes the recipe invalid, not
+	 * stale: that message stands alone. */
+	int rc = 0, okf = 0, okl = 0;
+	if ((okf = rcp_guard_match(r, false, fs.p ? fs.p : "", fs.n, e)) < 0 ||
+	    (okl = rcp_guard_match(r, true, ls.p ? ls.p : "", ls.n, e)) < 0) {
+		rc = -1;
+		goto out;
 	}
-	if (r->last_re) {
-		if (re_match(r->last_re, ls.p ? ls.p : "", ls.n, &ok, &bad) < 0)
-			rc = -1;
-		else if (!ok)
-			sb_addf(&bad, "\n  last:   expected /%s/\n          found    '%s'", r->last_re,
-			        ls.p ? ls.p : "");
-	}
-	if (bad.n || rc < 0) {
+	if (r->first_re && !okf)
+		sb_addf(&bad, "\n  first:  expected /%s/\n          found    '%s'", r->first_re,
+		        fs.p ? fs.p : "");
+	if (r->last_re && !okl)
+		sb_addf(&bad, "\n  last:   expected /%s/\n          found    '%s'", r->last_re,
+		        ls.p ? ls.p : "");
+	if (bad.n) {
 		err_set(e,
 		        "%s: stale recipe: the cut s%u..s%u (lines %u..%u) of '%.*s' does not match its "
 		        "guards%s\n  the cut holds %u statements, %u mma\n  first statement: s%u '%s'\n"
@@ -231,10 +209,61 @@ static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_
 		        first, fs.p ? fs.p : "", last, ls.p ? ls.p : "");
 		rc = -1;
 	}
+out:
 	sb_release(&text);
 	sb_release(&bad);
 	sb_release(&fs);
 	sb_release(&ls);
+	return rc;
+}
+
+/* guards.reloads: the loads the template issues again are the ones the
+ * recipe was written against (their text), and loading them again at the
+ * cut still reads what they read (ana_reload_check), so a reload is never
+ * spliced on facts that no longer hold. */
+static int check_reloads(Dataflow *df, const Recipe *r, uint32_t first, Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	StrBuf text = STRBUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < r->reloads.n && !rc; i++) {
+		if (r->reloads.v[i] >= first)
+			rc = err_set(e, "%s: 'guards.reloads': s%u is not before the cut (s%u)", r->path,
+			             r->reloads.v[i], first);
+		else {
+			if (i)
+				sb_addc(&text, '\n');
+			stmt_normalized(m, st(m, f, r->reloads.v[i]), &text);
+		}
+	}
+	char hex[65];
+	sha256_hex(text.p ? text.p : "", text.n, hex);
+	if (!rc && strcmp(hex, r->reloads_sha256)) {
+		StrBuf one = STRBUF_INIT;
+		one_stmt(m, f, r->reloads.v[0], &one);
+		rc = err_set(e, "%s: stale recipe: the loads its template issues again (guards.reloads) "
+		             "are not the module's\n  sha256: expected %s\n          found    %s\n"
+		             "  first of them: %s", r->path, r->reloads_sha256, hex, one.p);
+		sb_release(&one);
+	}
+	for (size_t i = 0; i < r->reloads.n && !rc; i++) {
+		OpdLoad l;
+		if (ana_reload_check(df, r->reloads.v[i], first, &l) < 0 || !l.reload_safe) {
+			StrBuf one = STRBUF_INIT;
+			one_stmt(m, f, r->reloads.v[i], &one);
+			rc = err_set(e, "%s: 'guards.reloads': loading %s again at the cut (s%u) is not "
+			             "safe: %s", r->path, one.p, first, l.why ? l.why : "it is not a load");
+			if (l.blocker >= 0) {
+				sb_reset(&one);
+				one_stmt(m, f, (uint32_t)l.blocker, &one);
+				err_note(e, "  at %s", one.p);
+			}
+			sb_release(&one);
+		}
+		VEC_FREE(l.checked);
+	}
+	sb_release(&text);
 	return rc;
 }
 
@@ -350,6 +379,17 @@ static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
 				return err_set(e, "%s: 'bind.%s': input '%s' has no definition before the cut "
 				               "(s%u, line %u)", r->path, fm->name, rn, cut->first,
 				               st(m, f, cut->first)->line);
+			/* the body writes an input: harmless unless it is read after the
+			 * cut */
+			if (fm->dir == FM_IN && fm->written && fm->written[k] &&
+			    !ri->special && df_live_after(df, cut->last, (uint32_t)id))
+				return err_set(e,
+				               "%s: 'bind.%s': the template %s writes "
+				               "in formal '%s' (line %u), and '%s' is "
+				               "read after the cut: declare the formal "
+				               "inout",
+				               r->path, fm->name, t->path, fm->name,
+				               fm->write_line, rn);
 		}
 	}
 	/* every live-out register is bound to an output */
@@ -378,11 +418,54 @@ static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
 	return 0;
 }
 
-/* Memory effects of the cut the template does not declare, and the
- * read/write dependency: one line each into `why`. */
-static void effect_problems(const Module *m, const Func *f, const CutInterface *cut,
-                            const Template *t, StrBuf *why)
+/* For each state space, the first statement after the cut that loads from
+ * it, on any path from the cut's end (around loops too) and outside the
+ * cut, or -1: the rest of the cut's block, then blocks breadth first. */
+static void loads_after(Dataflow *df, const CutInterface *cut, int64_t first[SP__COUNT])
 {
+	for (int s = 0; s < SP__COUNT; s++)
+		first[s] = -1;
+	uint32_t nb = df_nblocks(df), b0 = df_block_of(df, cut->last);
+	bool *seen = xcalloc(nb ? nb : 1, 1);
+	VEC(uint32_t) wl = {0};
+	VEC_PUSH(wl, b0);
+	for (size_t h = 0; h < wl.n; h++) {
+		uint32_t x = wl.v[h], lo, end, n;
+		df_block_range(df, x, &lo, &end);
+		if (h == 0)
+			lo = cut->last + 1; /* the rest of the cut's own block */
+		for (uint32_t i = lo; i < end; i++) {
+			if (i >= cut->first && i <= cut->last)
+				continue;
+			MemEffect me = df_mem_effect(df, i);
+			if ((me.flags & ME_LOAD) && first[me.load] < 0)
+				first[me.load] = i;
+		}
+		const uint32_t *succ = df_block_succs(df, x, &n);
+		for (uint32_t k = 0; k < n; k++)
+			if (!seen[succ[k]]) {
+				seen[succ[k]] = true;
+				VEC_PUSH(wl, succ[k]);
+			}
+	}
+	VEC_FREE(wl);
+	free(seen);
+}
+
+/*
+ * What the splice would change in memory: the cut's read/write dependency
+ * (its stores read after it), and every difference between the cut's
+ * memory effects and what the template's body does (t->body, from the
+ * parsed body, whatever its header claims): stores to a space the body
+ * does not store to, body stores to a space that is read after the cut,
+ * atomics dropped, a different number of barriers.  One line each into
+ * `why`, naming the statements.
+ */
+static void effect_problems(Dataflow *df, const CutInterface *cut, const Template *t,
+                            StrBuf *why)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
 	if (cut->rw_dependency) {
 		for (size_t i = 0; i + 1 < cut->rw_pairs.n; i += 2) {
 			sb_adds(why, "\n  ");
@@ -406,19 +489,51 @@ static void effect_problems(const Module *m, const Func *f, const CutInterface *
 	}
 	if (!t)
 		return;
+	const TplBody *b = &t->body;
+	size_t before = why->n;
 	for (int s = 0; s < SP__COUNT; s++)
-		if (cut->stores[s] && !(t->writes & (1u << s)))
-			sb_addf(why, "\n  the cut stores to %s (%u store%s) and %s declares no 'writes %s'",
-			        space_str(s), cut->stores[s], cut->stores[s] == 1 ? "" : "s", t->path,
-			        space_str(s));
-	if (cut->atomics && !t->writes)
-		sb_addf(why, "\n  the cut performs %u atomics and %s declares no writes", cut->atomics,
-		        t->path);
-	int tb = t->barriers < 0 ? 0 : t->barriers;
-	if ((int)cut->barriers != tb)
-		sb_addf(why, "\n  the cut executes %u barriers and %s declares %d ('//! barriers N')",
-		        cut->barriers, t->path, tb);
-	if (why->n) {
+		if (cut->stores[s] && !b->stores[s])
+			sb_addf(why,
+			        "\n  the cut stores to %s (%u store%s) and the body of "
+			        "%s stores "
+			        "nothing there",
+			        space_str(s), cut->stores[s],
+			        cut->stores[s] == 1 ? "" : "s", t->path);
+	bool any_store = false;
+	for (int s = 0; s < SP__COUNT; s++)
+		any_store |= b->stores[s] != 0;
+	if (any_store) {
+		int64_t after[SP__COUNT];
+		loads_after(df, cut, after);
+		for (int s = 0; s < SP__COUNT; s++) {
+			if (!b->stores[s])
+				continue;
+			int64_t rd = -1;
+			for (int l = 0; l < SP__COUNT; l++)
+				if (after[l] >= 0 &&
+				    space_may_alias((Space)s, (Space)l) &&
+				    (rd < 0 || after[l] < rd))
+					rd = after[l];
+			if (rd < 0)
+				continue;
+			sb_addf(why,
+			        "\n  %s:%u stores to %s memory, which may be read after "
+			        "the cut by ",
+			        t->path, b->store_line[s], space_str(s));
+			one_stmt(m, f, (uint32_t)rd, why);
+		}
+	}
+	if (cut->atomics && !b->atomics)
+		sb_addf(why, "\n  the cut performs %u atomic%s and the body of %s none",
+		        cut->atomics, cut->atomics == 1 ? "" : "s", t->path);
+	if (cut->barriers != b->barriers) {
+		sb_addf(why, "\n  the cut executes %u barrier%s and the body of %s %u",
+		        cut->barriers, cut->barriers == 1 ? "" : "s", t->path,
+		        b->barriers);
+		if (b->barriers)
+			sb_addf(why, " (the first at line %u)", b->barrier_line);
+	}
+	if (why->n > before) {
 		/* name the cut's memory statements so the author can look */
 		unsigned shown = 0;
 		for (uint32_t i = cut->first; i <= cut->last && shown < 8; i++) {
@@ -816,6 +931,8 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	res->last_line = st(m, f, last)->line;
 	if (check_guards(m, f, r, first, last, res, e) < 0)
 		goto out;
+	if (r->reloads.n && check_reloads(df, r, first, e) < 0)
+		goto out;
 	if (check_braces(m, f, first, last, r->path, e) < 0)
 		goto out;
 	const Label *lab = label_inside(m, f, first, last);
@@ -841,7 +958,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		have_t = true;
 		if (check_bindings(df, &t, r, &cut, entry, e) < 0)
 			goto out;
-		effect_problems(m, f, &cut, &t, &why);
+		effect_problems(df, &cut, &t, &why);
 	} else {
 		res->template_name = xstrdup(r->template_name);
 		/* The built-ins re-emit the cut's own statements: its memory effects
@@ -858,7 +975,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		res->forced = true;
 	}
 
-	fresh_prefix(m, f, res->prefix);
+	fresh_prefix(m, f, req->prefix_from, res->prefix);
 	bool scoped = !lab;
 	char head[512];
 	snprintf(head, sizeof head, "%s// d4r-splice: begin %s for s%u..s%u (fresh prefix %s)\n",

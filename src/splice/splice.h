@@ -39,8 +39,11 @@ typedef struct {
 	 * (the nearest ancestor with a ptx/ folder). */
 	const char *ptx_root;
 	bool force;             /* splice a cut with a read/write dependency (or
-	                           effects the template does not declare) anyway,
-	                           with a PTX comment saying so */
+	                           effects the template's body does not reproduce)
+	                           anyway, with a PTX comment saying so */
+	unsigned prefix_from;   /* the fresh prefix is the first free %splN_ with
+	                           N >= prefix_from (splice_many gives each cut its
+	                           own) */
 } SpliceRequest;
 
 /* What one output line of the spliced region came from. */
@@ -80,9 +83,10 @@ typedef struct {
  *    anchors and the actual first/last statement text, and the range;
  *  - an unbound live-out register: "live-out '%r11890' (first used at s7803,
  *    line 12101) is not bound to any output of the template";
- *  - a read/write dependency, or memory effects of the cut the template
- *    does not declare: "READ/WRITE DEPENDENCIES: cut invalid" with the
- *    statements (unless req->force);
+ *  - a read/write dependency, or memory effects of the cut that what the
+ *    template's body does (not what its header claims) would change:
+ *    "READ/WRITE DEPENDENCIES: cut invalid" with the statements (unless
+ *    req->force);
  *  - type or width mismatches between formals and registers, inputs not
  *    defined before the cut, unknown formals or parameters, template errors.
  * `res` must be zeroed by the caller; release it with splice_result_release

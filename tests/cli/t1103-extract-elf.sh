@@ -55,9 +55,11 @@ expect_grep "bad.o: offset $(printf 0x%x $((off + 16))): entry header size 65535
 [ "$(ls "$T/bad")" = "$(printf '0001-in_data.ptx\nindex.json')" ] || fail "corrupt ELF: $(ls "$T/bad")"
 expect_no_grep 'offset 0x[0-9a-f]+: unsupported container' "$T/err"
 
-# Damaged section table: the magic scan still finds both containers.
+# Damaged section table: an error at the offset it claims (exit 2), and the
+# magic scan still finds both containers.
 cp "$T/k.o" "$T/noshdr.o"
 patch_bytes "$T/noshdr.o" 40 '\xff\xff\xff\xff\xff\xff\x00\x00'
-expect_rc 0 "$D4R" extract "$T/noshdr.o" -o "$T/scan"
+expect_rc 2 "$D4R" extract "$T/noshdr.o" -o "$T/scan"
+expect_grep "noshdr.o: offset 0xffffffffffff: truncated: the section header table starts past the end of the file" "$T/err"
 [ "$(ls "$T/scan" | grep -c '\.ptx$')" -eq 2 ] || fail "fallback scan: $(ls "$T/scan")"
 exit 0

@@ -26,10 +26,11 @@ expect_grep '"section":[[:space:]]*".nv_fatb"' "$T/o/index.json"
 expect_grep '"arch":[[:space:]]*"sm_86"' "$T/o/index.json"
 expect_grep '"container_offset":[[:space:]]*512' "$T/o/index.json"
 
-# A section record pointing past the end: the table is unusable, the magic
-# scan finds the container anyway.
+# A section record pointing past the end: an error at the offset it claims
+# (exit 2), and the magic scan finds the container anyway.
 cp "$T/k.dll" "$T/bad.dll"
 patch_bytes "$T/bad.dll" $((0x80 + 24 + 40 + 20)) '\x00\x00\x00\x70'
-expect_rc 0 "$D4R" extract "$T/bad.dll" -o "$T/o2"
+expect_rc 2 "$D4R" extract "$T/bad.dll" -o "$T/o2"
+expect_grep "bad.dll: offset 0x70000000: truncated: section 2 '.nv_fatb' \\(0x[0-9a-f]+ bytes at 0x70000000\\) runs past the end of the file" "$T/err"
 cmp "$T/a.ptx" "$T/o2/0001-dll_kernel.ptx" || fail "fallback scan of the DLL failed"
 exit 0

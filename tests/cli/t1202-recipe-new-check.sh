@@ -41,6 +41,22 @@ ptxas_opt=
 expect_rc 0 "$D4R" recipe check recipes/small/phase-01.json recipes/small/phase-02.json \
 	--module $M $ptxas_opt
 expect_grep '^ok +recipes/small/phase-01.json: s10\.\.s11 \(2 mma\)' "$T/out"
+# a statement range instead of a phase: the same cut as phase 1 (s10..s11)
+expect_rc 0 "$D4R" recipe new --module $M --entry small_kernel --stmts 10:11 \
+	--template small/range.ptx -o recipes/small/range.json
+expect_grep '"stmts":[[:space:]]*\[10, 11\]' recipes/small/range.json
+[ -f ptx/small/range.ptx ] || fail "no template written for --stmts"
+expect_rc 0 "$D4R" recipe check recipes/small/range.json --module $M
+expect_grep '^ok +recipes/small/range.json: s10\.\.s11 \(2 mma\)' "$T/out"
+expect_rc 2 "$D4R" recipe new --module $M --entry small_kernel --stmts 11:10 \
+	--template small/r2.ptx -o r2.json
+expect_grep "--stmts wants A:B" "$T/err"
+expect_rc 2 "$D4R" recipe new small --module $M --entry small_kernel --stmts 10:11 --phase 1 \
+	--template small/r2.ptx -o r2.json
+expect_grep "'--phase' cannot be used with '--stmts'" "$T/err"
+expect_rc 2 "$D4R" recipe new small --module $M --entry small_kernel --stmts 10:11
+expect_grep "--stmts needs --template and -o" "$T/err"
+[ ! -e r2.json ] && [ ! -e ptx/small/r2.ptx ] || fail "a refused --stmts wrote output"
 # phase 1 with its epilogue stores to shared and loads it back: the dataflow
 # reports a read/write dependency, and the cut is refused in the seed's words
 expect_rc 2 "$D4R" recipe check recipes/small/phase-01-epi.json --module $M

@@ -14,7 +14,7 @@ t = open(d + "/fault.ptx").read()
 fault = t.replace("//! writes none", "//! writes global").replace("//! barriers 0\n",
     "//! barriers 0\n\t.reg .b64 %bad;\n\tmov.u64 %bad, 8;\n\tst.global.u32 [%bad], 1;\t// address 8 is not mapped\n", 1)
 hang = t.replace("//! barriers 0\n",
-    "//! barriers 0\n\t.reg .pred %spin;\n\tsetp.ne.u32 %spin, %{r557}, 12345;\n$Lspin:\n"
+    "//! barriers 0\n\t.reg .pred %spin;\n\tsetp.ne.u32 %spin, %{c[0]}, 12345;\n$Lspin:\n"
     "\tnanosleep.u32 1000;\t// a side effect, so the loop is not optimised away\n"
     "\t@%spin bra $Lspin;\t// loops forever\n", 1)
 open(d + "/fault.ptx", "w").write(fault)

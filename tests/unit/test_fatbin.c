@@ -449,6 +449,135 @@ static void test_fatbin__elf_sections_found_and_named(void **state)
 	sb_release(&b);
 }
 
+/* o's problems joined by '\n' (for messages). */
+static const char *problems(const ObjFile *o, StrBuf *sb)
+{
+	sb_reset(sb);
+	for (size_t i = 0; i < o->problems.n; i++)
+		sb_addf(sb, "%s%s", i ? "\n" : "", o->problems.v[i]);
+	return sb->p ? sb->p : "";
+}
+
+static void expect_problem(const void *p, size_t n, const char *want)
+{
+	ObjFile o;
+	StrBuf sb = STRBUF_INIT;
+	obj_regions(&o, p, n);
+	if (!strstr(problems(&o, &sb), want))
+		fail_msg("expected '%s' among\n%s", want, sb.p ? sb.p : "(none)");
+	obj_release(&o);
+	sb_release(&sb);
+}
+
+static void test_fatbin__elf_damage_is_reported_at_its_offset(void **state)
+{
+	StrBuf f = STRBUF_INIT, d = STRBUF_INIT, b = STRBUF_INIT, sb = STRBUF_INIT;
+	sample(&f);
+	sb_adds(&d, "data");
+	elf(&b, &f, &d);
+	ObjFile o;
+	obj_regions(&o, b.p, b.n);
+	assert_int_equal(o.problems.n, 0); /* a sound file: nothing to say */
+	obj_release(&o);
+	/* cut anywhere from the section table on: the table is gone, and
+	 * said so where it starts; the whole file is still scanned */
+	uint64_t shoff;
+	memcpy(&shoff, b.p + 0x28, 8);
+	for (size_t n = 64; n < b.n; n++) {
+		char *cut = xmalloc(n);
+		memcpy(cut, b.p, n);
+		obj_regions(&o, cut, n);
+		char want[200];
+		if (n < shoff + 64)
+			snprintf(want, sizeof want,
+			         "offset 0x%llx: truncated: the section header table "
+			         "starts past the "
+			         "end of the file (0x%zx bytes)",
+			         (unsigned long long)shoff, n);
+		else
+			snprintf(want, sizeof want,
+			         "offset 0x%llx: truncated: the section header table (5 "
+			         "entries of 64 "
+			         "bytes) runs past the end of the file (0x%zx bytes)",
+			         (unsigned long long)shoff, n);
+		if (!strstr(problems(&o, &sb), want))
+			fail_msg("cut at %zu: '%s' not in '%s'", n, want,
+			         sb.p ? sb.p : "");
+		assert_false(o.table_ok);
+		assert_int_equal(o.regions.n, 1);
+		obj_release(&o);
+		free(cut);
+	}
+	/* inside the header */
+	expect_problem(b.p, 40, "offset 0x28: truncated ELF header (40 of 64 bytes)");
+	expect_problem(b.p, 5, "offset 0x5: truncated ELF header (5 bytes)");
+	/* impossible fields, at the field */
+	StrBuf c = STRBUF_INIT;
+	sb_addn(&c, b.p, b.n);
+	c.p[5] = 2;
+	expect_problem(c.p, c.n, "offset 0x5: ELF data encoding 2 is not little-endian");
+	c.p[5] = 1;
+	c.p[4] = 7;
+	expect_problem(c.p, c.n,
+	               "offset 0x4: ELF class 7 is neither 32-bit (1) nor 64-bit (2)");
+	c.p[4] = 2;
+	c.p[0x3a] = 40;
+	expect_problem(c.p, c.n,
+	               "offset 0x3a: section header size 40 is too small (64 needed)");
+	c.p[0x3a] = 64;
+	c.p[0x3e] = 9;
+	expect_problem(c.p, c.n,
+	               "offset 0x3e: section name table index 9 is past the 5 sections");
+	c.p[0x3e] = 4;
+	/* a section whose bytes are not all there (section 2, .rodata) */
+	size_t sec2 = (size_t)shoff + 2 * 64;
+	set64(&c, sec2 + 0x20, 0x100000);
+	uint64_t off2;
+	memcpy(&off2, c.p + sec2 + 0x18, 8);
+	char want[200];
+	snprintf(want, sizeof want,
+	         "offset 0x%zx: truncated: section 2 '.rodata' (0x100000 bytes at "
+	         "0x%llx) runs "
+	         "past the end of the file (0x%zx bytes)",
+	         c.n, (unsigned long long)off2, c.n);
+	expect_problem(c.p, c.n, want);
+	set64(&c, sec2 + 0x20, d.n);
+	/* program headers, at the front: a PT_LOAD past the end survives a
+	 * cut that took the section table */
+	StrBuf ph = STRBUF_INIT;
+	sb_addn(&ph, c.p, 64);
+	put(&ph, 1, 4); /* PT_LOAD */
+	put(&ph, 5, 4);
+	put(&ph, 0, 8); /* p_offset */
+	put(&ph, 0, 16);
+	put(&ph, 0x9000, 8); /* p_filesz */
+	put(&ph, 0x9000, 8);
+	put(&ph, 0x1000, 8);
+	set64(&ph, 0x20, 64); /* e_phoff */
+	ph.p[0x36] = 56;
+	ph.p[0x38] = 1;
+	set64(&ph, 0x28, 0x8000);
+	expect_problem(
+	    ph.p, ph.n,
+	    "offset 0x78: truncated: segment 0 (PT_LOAD, 0x9000 bytes at 0x0) runs past "
+	    "the end of the file (0x78 bytes)");
+	expect_problem(
+	    ph.p, ph.n,
+	    "offset 0x8000: truncated: the section header table starts past the end of "
+	    "the file (0x78 bytes)");
+	ph.p[0x38] = 100;
+	expect_problem(
+	    ph.p, ph.n,
+	    "offset 0x40: truncated: the program header table (100 entries of 56 bytes) "
+	    "runs past the end of the file (0x78 bytes)");
+	sb_release(&ph);
+	sb_release(&c);
+	sb_release(&f);
+	sb_release(&d);
+	sb_release(&b);
+	sb_release(&sb);
+}
+
 static void test_fatbin__pe_sections_found(void **state)
 {
 	StrBuf f = STRBUF_INIT, b = STRBUF_INIT;
@@ -486,6 +615,74 @@ static void test_fatbin__pe_sections_found(void **state)
 	assert_int_equal(s.errors, 0);
 	assert_int_equal(s.good_text, 3);
 	assert_int_equal(s.en[0].container_off, raw);
+	sb_release(&f);
+	sb_release(&b);
+}
+
+static void test_fatbin__pe_damage_is_reported_at_its_offset(void **state)
+{
+	StrBuf f = STRBUF_INIT, b = STRBUF_INIT, c = STRBUF_INIT;
+	sample(&f);
+	for (int i = 0; i < 0x80; i++)
+		sb_addc(&b, 0);
+	b.p[0] = 'M';
+	b.p[1] = 'Z';
+	set32(&b, 0x3c, 0x80);
+	sb_addn(&b, "PE\0\0", 4);
+	put(&b, 0x8664, 2);
+	put(&b, 2, 2); /* sections */
+	put(&b, 0, 12);
+	put(&b, 0, 2); /* no optional header: the table at 0x98 */
+	put(&b, 0, 2);
+	size_t tab = b.n;
+	for (int i = 0; i < 80; i++)
+		sb_addc(&b, 0);
+	size_t raw = b.n;
+	sb_addn(&b, f.p, f.n);
+	memcpy(b.p + tab, ".text", 5);
+	memcpy(b.p + tab + 40, ".nv_fatb", 8);
+	set32(&b, tab + 40 + 16, (uint32_t)f.n);
+	set32(&b, tab + 40 + 20, (uint32_t)raw);
+	ObjFile o;
+	obj_regions(&o, b.p, b.n);
+	assert_int_equal(o.problems.n, 0);
+	obj_release(&o);
+	assert_int_equal(tab, 0x98);
+	expect_problem(b.p, 0x20, "offset 0x20: truncated DOS header (32 of 64 bytes)");
+	expect_problem(
+	    b.p, 0x90,
+	    "offset 0x90: truncated: the PE header (24 bytes at 0x80, named at 0x3c) "
+	    "runs past the end of the file (0x90 bytes)");
+	expect_problem(
+	    b.p, tab + 50,
+	    "offset 0xca: truncated: the section table (2 entries of 40 bytes at 0x98) "
+	    "runs past the end of the file (0xca bytes)");
+	char want[200];
+	snprintf(want, sizeof want,
+	         "offset 0x%zx: truncated: section 2 '.nv_fatb' (0x%zx bytes at 0x%zx) "
+	         "runs past "
+	         "the end of the file (0x%zx bytes)",
+	         b.n - 8, f.n, raw, b.n - 8);
+	expect_problem(b.p, b.n - 8, want);
+	sb_addn(&c, b.p, b.n);
+	set32(&c, 0x3c, 0x10000);
+	expect_problem(c.p, c.n,
+	               "offset 0x10000: truncated: the PE header (24 bytes at 0x10000");
+	set32(&c, 0x3c, 0x80);
+	c.p[0x81] = 'X';
+	expect_problem(c.p, c.n,
+	               "offset 0x80: no PE signature where the DOS header points");
+	c.p[0x81] = 'E';
+	c.p[0x86] = 0;
+	expect_problem(c.p, c.n, "offset 0x86: the COFF header declares no section");
+	c.p[0x86] = 2;
+	set32(&c, tab + 40 + 20, 0x70000000);
+	snprintf(want, sizeof want,
+	         "offset 0x70000000: truncated: section 2 '.nv_fatb' (0x%zx bytes at "
+	         "0x70000000)",
+	         f.n);
+	expect_problem(c.p, c.n, want);
+	sb_release(&c);
 	sb_release(&f);
 	sb_release(&b);
 }
@@ -529,18 +726,20 @@ static void test_fatbin__entry_names_and_file_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fatbin__reads_stored_zstd_and_lz4_entries),
-		cmocka_unit_test(test_fatbin__zero_padding_between_containers),
-		cmocka_unit_test(test_fatbin__truncated_at_every_length),
-		cmocka_unit_test(test_fatbin__lying_container_size_is_reported_and_survived),
-		cmocka_unit_test(test_fatbin__lying_entry_sizes_are_reported),
-		cmocka_unit_test(test_fatbin__lying_uncompressed_size_is_reported),
-		cmocka_unit_test(test_fatbin__corrupt_compressed_payloads_are_reported),
-		cmocka_unit_test(test_fatbin__junk_where_a_container_should_start),
-		cmocka_unit_test(test_fatbin__stray_magic_outside_fatbin_sections_is_ignored),
-		cmocka_unit_test(test_fatbin__elf_sections_found_and_named),
-		cmocka_unit_test(test_fatbin__pe_sections_found),
-		cmocka_unit_test(test_fatbin__entry_names_and_file_names),
+	    cmocka_unit_test(test_fatbin__reads_stored_zstd_and_lz4_entries),
+	    cmocka_unit_test(test_fatbin__zero_padding_between_containers),
+	    cmocka_unit_test(test_fatbin__truncated_at_every_length),
+	    cmocka_unit_test(test_fatbin__lying_container_size_is_reported_and_survived),
+	    cmocka_unit_test(test_fatbin__lying_entry_sizes_are_reported),
+	    cmocka_unit_test(test_fatbin__lying_uncompressed_size_is_reported),
+	    cmocka_unit_test(test_fatbin__corrupt_compressed_payloads_are_reported),
+	    cmocka_unit_test(test_fatbin__junk_where_a_container_should_start),
+	    cmocka_unit_test(test_fatbin__stray_magic_outside_fatbin_sections_is_ignored),
+	    cmocka_unit_test(test_fatbin__elf_sections_found_and_named),
+	    cmocka_unit_test(test_fatbin__elf_damage_is_reported_at_its_offset),
+	    cmocka_unit_test(test_fatbin__pe_sections_found),
+	    cmocka_unit_test(test_fatbin__pe_damage_is_reported_at_its_offset),
+	    cmocka_unit_test(test_fatbin__entry_names_and_file_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,16 @@
  * its kernels then faults or spins) or "// mock: off-by-one" (pattern's
  * byte 700 is one more).
  *
+ * A module instrumented by the probe layer (splice/probe.h) declares its
+ * dump symbol, which cuModuleGetGlobal hands out; a launch of any kernel of
+ * such a module, once the host has set the symbol, does what the probes
+ * would: for every warp of the grid and every lane, each per-lane store
+ * ("st.global.b32 [%prb..+OFF], REG;") writes a value made from the
+ * register's name, the warp and the lane at OFF in the warp's area (the
+ * area's size is in the "d4r-splice probe: dump" line), finite as f16
+ * halves.  "// mock: probe-flip REG WARP LANE" flips bit 0 of that value
+ * wherever REG is stored.
+ *
  * What it cannot show is the real driver's behaviour: that is what
  * tests/gpu/ is for.
  */
@@ -30,6 +40,7 @@
 #include "base/file.h"
 #include "gpu/gpu.h"
 #include "gpu/launch.h"
+#include "gpu/probe.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -52,13 +63,21 @@
 #endif
 
 typedef struct {
+	char name[96];
+	uint64_t *p;                     /* its 8 bytes of "device" memory */
+} MockGlobal;
+
+typedef struct {
 	char *text;
+	MockGlobal globals[4];           /* the .u64 globals handed out */
+	int nglobals;
 } MockModule;
 
 typedef struct {
 	char name[64];
 	int max_dyn;
 	int illegal, spin, off_by_one;   /* "// mock: ..." markers in the module */
+	MockModule *mod;                 /* kept alive while the function is used */
 } MockFunc;
 
 typedef struct {
@@ -180,8 +199,41 @@ static CUresult m_cuModuleLoadData(CUmodule *m, const void *image)
 }
 static CUresult m_cuModuleUnload(CUmodule m)
 {
-	free(((MockModule *)m)->text);
+	MockModule *mm = (MockModule *)m;
+	for (int i = 0; i < mm->nglobals; i++)
+		free(mm->globals[i].p);
+	free(mm->text);
 	free(m);
+	return CUDA_SUCCESS;
+}
+/* A `.global ... .u64 NAME;` of the module's text: 8 bytes of its own. */
+static CUresult m_cuModuleGetGlobal(CUdeviceptr *dp, size_t *bytes, CUmodule m, const char *name)
+{
+	MockModule *mm = (MockModule *)m;
+	char want[128];
+	snprintf(want, sizeof want, ".u64 %s;", name);
+	const char *at = strstr(mm->text, want);
+	if (!at)
+		return CUDA_ERROR_NOT_FOUND;
+	const char *bol = at;
+	while (bol > mm->text && bol[-1] != '\n')
+		bol--;
+	if (!strstr(bol, ".global") || strstr(bol, ".global") > at)
+		return CUDA_ERROR_NOT_FOUND;
+	for (int i = 0; i < mm->nglobals; i++)
+		if (!strcmp(mm->globals[i].name, name)) {
+			*dp = (CUdeviceptr)(uintptr_t)mm->globals[i].p;
+			*bytes = 8;
+			return CUDA_SUCCESS;
+		}
+	if (mm->nglobals == 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	MockGlobal *g = &mm->globals[mm->nglobals++];
+	snprintf(g->name, sizeof g->name, "%s", name);
+	g->p = calloc(1, 8);
+	*dp = (CUdeviceptr)(uintptr_t)g->p;
+	if (bytes)
+		*bytes = 8;
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
@@ -197,6 +249,7 @@ static CUresult m_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
 	mf->illegal = strstr(text, "// mock: illegal") != NULL;
 	mf->spin = strstr(text, "// mock: spin") != NULL;
 	mf->off_by_one = strstr(text, "// mock: off-by-one") != NULL;
+	mf->mod = (MockModule *)m;
 	*f = (CUfunction)mf;
 	return CUDA_SUCCESS;
 }
@@ -276,6 +329,14 @@ static CUresult m_cuMemsetD8(CUdeviceptr d, unsigned char c, size_t n)
 {
 	memset((void *)(uintptr_t)d, c, n);
 	return sticky;
+}
+/* $D4R_MOCK_FREE_KB of free memory (default 8 GB) of 80 GB. */
+static CUresult m_cuMemGetInfo(size_t *free_b, size_t *total)
+{
+	const char *kb = getenv("D4R_MOCK_FREE_KB");
+	*free_b = (size_t)(kb && *kb ? strtoull(kb, NULL, 10) : 8388608) << 10;
+	*total = (size_t)81920 << 20;
+	return CUDA_SUCCESS;
 }
 static size_t format_bytes(CUarray_format f)
 {
@@ -357,11 +418,84 @@ static uint64_t rd64(const unsigned char *p)
 	return v;
 }
 
+/* The value the stand-in's probes store for register `reg` in warp w,
+ * lane l: a hash, with bit 14 of each half clear (a finite f16). */
+static uint32_t probe_value(const char *reg, size_t n, uint64_t w, unsigned l)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)reg[i]) * 16777619u;
+	h ^= (uint32_t)w * 0x9e3779b1u ^ l * 0x85ebca77u;
+	h ^= h >> 15;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 12;
+	return h & ~0x40004000u;
+}
+
+/* What the probes in mf's body would store in a launch of the grid. */
+static void probe_stores(const MockFunc *mf, uint64_t warps)
+{
+	const MockModule *mm = mf->mod;
+	const char *text = mm->text;
+	char ent[96];
+	snprintf(ent, sizeof ent, ".entry %s(", mf->name);
+	const char *body = strstr(text, ent);
+	if (!body)
+		return;
+	const char *body_end = strstr(body + 1, ".entry ");
+	if (!body_end)
+		body_end = body + strlen(body);
+	for (int g = 0; g < mm->nglobals; g++) {
+		unsigned char *dump = (unsigned char *)(uintptr_t)*mm->globals[g].p;
+		char want[160];
+		snprintf(want, sizeof want, "// d4r-splice probe: dump %s,", mm->globals[g].name);
+		const char *hdr = strstr(text, want);
+		const char *bpw = hdr ? strstr(hdr, " records, ") : NULL;
+		if (!dump || !bpw)
+			continue;
+		unsigned long long wbytes = strtoull(bpw + 10, NULL, 10);
+		char flip[64] = "";
+		unsigned long long fw = 0;
+		unsigned fl = 0;
+		const char *fp = strstr(text, "// mock: probe-flip ");
+		if (fp)
+			sscanf(fp + 20, "%63s %llu %u", flip, &fw, &fl);
+		for (const char *p = body; (p = strstr(p, "\tst.global.b")) != NULL && p < body_end;
+		     p++) {
+			unsigned bits;
+			unsigned long long off;
+			char reg[64];
+			int used = 0;
+			if (sscanf(p, "\tst.global.b%u \t[%%prb%*[^+]+%llu], %63[^;];%n", &bits, &off, reg,
+			           &used) != 3 || !used || (bits != 32 && bits != 64))
+				continue;
+			const char *bol = p;
+			while (bol > text && bol[-1] != '\n')
+				bol--;
+			if (bol != p)   /* a guarded store: per-warp records are not emulated */
+				continue;
+			size_t rn = strlen(reg);
+			for (uint64_t w = 0; w < warps; w++)
+				for (unsigned l = 0; l < 32; l++) {
+					uint32_t v = probe_value(reg, rn, w, l);
+					if (*flip && !strcmp(flip, reg) && w == fw && l == fl)
+						v ^= 1;
+					unsigned char *at = dump + w * wbytes + off + l * (bits / 8);
+					memcpy(at, &v, 4);
+					if (bits == 64) {
+						uint32_t hi = probe_value(reg, rn, w, l + 32);
+						memcpy(at + 4, &hi, 4);
+					}
+				}
+		}
+	}
+}
+
 static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  CUstream s, void **kp, void **extra)
 {
-	(void)gy, (void)gz, (void)by, (void)bz, (void)s, (void)kp;
+	(void)s, (void)kp;
 	MockFunc *mf = (MockFunc *)f;
 	if (sticky)
 		return sticky;
@@ -402,6 +536,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	} else if (!strcmp(mf->name, "spin")) {
 		pending_spin = 1;
 	}
+	if (!sticky && !pending_spin)
+		probe_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuStreamCreate(CUstream *s, unsigned int f)
@@ -450,6 +586,8 @@ EXPORT(CUresult, cuModuleLoadDataEx, (CUmodule *m, const void *i, unsigned int n
 EXPORT(CUresult, cuModuleLoadData, (CUmodule *m, const void *i), (m, i))
 EXPORT(CUresult, cuModuleUnload, (CUmodule m), (m))
 EXPORT(CUresult, cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *n), (f, m, n))
+EXPORT(CUresult, cuModuleGetGlobal, (CUdeviceptr *d, size_t *b, CUmodule m, const char *n), (d, b, m, n))
+EXPORT(CUresult, cuMemGetInfo, (size_t *f, size_t *t), (f, t))
 EXPORT(CUresult, cuFuncSetAttribute, (CUfunction f, CUfunction_attribute a, int v), (f, a, v))
 EXPORT(CUresult, cuFuncGetAttribute, (int *pi, CUfunction_attribute a, CUfunction f), (pi, a, f))
 EXPORT(CUresult, cuLinkCreate, (unsigned int n, CUjit_option *o, void **v, CUlinkState *s), (n, o, v, s))
@@ -504,6 +642,8 @@ static void install(void)
 	d.cuMemcpyHtoD = m_cuMemcpyHtoD;
 	d.cuMemcpyDtoH = m_cuMemcpyDtoH;
 	d.cuMemsetD8 = m_cuMemsetD8;
+	d.cuModuleGetGlobal = m_cuModuleGetGlobal;
+	d.cuMemGetInfo = m_cuMemGetInfo;
 	d.cuArray3DCreate = m_cuArray3DCreate;
 	d.cuMemcpy2D = m_cuMemcpy2D;
 	d.cuStreamDestroy = m_cuStreamDestroy;
@@ -765,6 +905,79 @@ static void test_gpu_launch__dynamic_shared_opt_in(void **state)
 	gpu_result_release(&r);
 }
 
+/* Instrumented modules side by side (gpu/probe.h): the symbol set, the dump
+ * back with the frame, one flipped bit where the module says, and a dump
+ * that does not fit refused before it is allocated. */
+static void test_gpu_launch__probe_modules_side_by_side(void **state)
+{
+	(void)state;
+	static const char probed[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		"// d4r-splice probe: dump __d4r_probe_dump, 1 records, 256 bytes per warp, x\n"
+		".visible .global .align 8 .u64 __d4r_probe_dump;\n"
+		".visible .entry pattern(.param .u64 out, .param .u32 k)\n{\n"
+		"\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n"
+		"\tst.global.b32 \t[%prb0_0_a1+0], %r1;\n"
+		"\tst.global.b32 \t[%prb0_0_a1+128], %r2;\n"
+		"\tret;\n}\n";
+	char flipped[sizeof probed + 64];
+	snprintf(flipped, sizeof flipped, "// mock: probe-flip %%r2 21 6\n%s", probed);
+	reset_mock();
+	Manifest m;
+	Err e = ERR_INIT;
+	if (mf_parse("t/layer.json", layer_json, strlen(layer_json), &m, &e))
+		fail_msg("%s", err_msg(&e));
+	m.corpus = xstrdup(cache_dir);
+	uint64_t bytes = 32 * 256; /* 4 blocks of 8 warps */
+	GpuProbeModule mods[2] = {
+		{"original", probed, strlen(probed), "__d4r_probe_dump", bytes, NULL, NULL},
+		{"spliced", flipped, strlen(flipped), "__d4r_probe_dump", bytes, NULL, NULL}};
+	GpuProbeJob job = {.manifest = &m, .modules = mods, .nmodules = 2, .timeout_s = 5,
+	                   .jit_limit_s = 10, .no_cache = true};
+	GpuProbeResult r;
+	assert_int_equal(gpu_probe_run(&job, &r, &e), 0);
+	if (r.status)
+		fail_msg("%s", r.message);
+	assert_string_equal(r.mods[0].device, "Stand-in H200");
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(r.mods[k].frame_len, 512);
+		assert_int_equal(r.mods[k].frame[0], (unsigned char)(7 * 512 + 90));
+		assert_int_equal(r.mods[k].dump_len, bytes);
+	}
+	size_t diff = 0, at = 0, zero = 0;
+	for (size_t i = 0; i < bytes; i++) {
+		if (r.mods[0].dump[i] != r.mods[1].dump[i])
+			diff++, at = i;
+		zero += r.mods[0].dump[i] == 0;
+	}
+	assert_int_equal(diff, 1);                 /* bit 0 of %r2, warp 21, lane 6 */
+	assert_int_equal(at, 21 * 256 + 128 + 6 * 4);
+	assert_int_equal(r.mods[0].dump[at] ^ r.mods[1].dump[at], 1);
+	assert_true(zero < bytes / 16);            /* every slot was written */
+	gpu_probe_result_release(&r);
+
+	/* no room on the device */
+	setenv("D4R_MOCK_FREE_KB", "0", 1);
+	assert_int_equal(gpu_probe_run(&job, &r, &e), 0);
+	unsetenv("D4R_MOCK_FREE_KB");
+	assert_int_equal(r.status, GPU_ERROR);
+	assert_non_null(strstr(r.mods[1].message, "the dump of 'spliced' (0.0 MB) does not fit in "
+	                                           "the device's free memory (0.0 MB of 81920.0 MB)"));
+	gpu_probe_result_release(&r);
+
+	/* a module without the symbol */
+	GpuProbeModule plain = {"plain", pattern_ptx, strlen(pattern_ptx), "__d4r_probe_dump",
+	                        bytes, NULL, NULL};
+	job.modules = &plain;
+	job.nmodules = 1;
+	assert_int_equal(gpu_probe_run(&job, &r, &e), 0);
+	assert_int_equal(r.status, GPU_ERROR);
+	assert_non_null(strstr(r.mods[0].message, "cuModuleGetGlobal '__d4r_probe_dump'"));
+	gpu_probe_result_release(&r);
+	mf_release(&m);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_launch__fault_and_hang_isolated),
 		cmocka_unit_test(test_gpu_launch__arrays_and_objects),
 		cmocka_unit_test(test_gpu_launch__dynamic_shared_opt_in),
+		cmocka_unit_test(test_gpu_launch__probe_modules_side_by_side),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

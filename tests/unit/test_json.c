@@ -209,6 +209,42 @@ static void test_json__trailing_text(void **state)
 	err_release(&e);
 }
 
+/* parse_fails for text holding NUL bytes (n bytes of it) */
+static void parse_fails_n(const char *text, size_t n, const char *want)
+{
+	Err e = ERR_INIT;
+	JsonDoc d;
+	assert_int_equal(json_parse(&d, "r.json", text, n, &e), -1);
+	if (strncmp(err_msg(&e), want, strlen(want)))
+		fail_msg("expected '%s'\n     got '%s'", want, err_msg(&e));
+	json_release(&d);
+	err_release(&e);
+}
+
+static void test_json__nul_refused(void **state)
+{
+	(void)state;
+	/* after the document: cJSON stops at the NUL, and the text after it
+	 * would go unread */
+	static const char after[] = "{\"a\": 1}\0{\"b\": 2}";
+	parse_fails_n(after, sizeof after - 1, "r.json:1:9: NUL byte at offset 8");
+	/* inside a string: the C string would end there */
+	static const char inside[] = "{\"a\": \"x\0y\"}";
+	parse_fails_n(inside, sizeof inside - 1, "r.json:1:9: NUL byte at offset 8");
+	/* inside a key, on a later line */
+	static const char key[] = "{\n\"k\0\": 1}";
+	parse_fails_n(key, sizeof key - 1, "r.json:2:3: NUL byte at offset 4");
+	/* a trailing NUL, as a C string's terminator counted in the length */
+	static const char term[] = "{}";
+	parse_fails_n(term, sizeof term, "r.json:1:3: NUL byte at offset 2");
+	/* the escape, which cJSON would turn into a NUL inside the value */
+	parse_fails(
+	    "{\"first\": \"^mma\\u0000junk\"}",
+	    "r.json:1:16: '\\u0000' at offset 15: a NUL cannot be held in a value");
+	/* an escaped backslash before "u0000" is text; other escapes pass */
+	parse_ok("{\"a\": \"\\\\u0000\", \"b\": \"\\u0001\\n\"}");
+}
+
 static void test_json__invalid_json_located(void **state)
 {
 	(void)state;
@@ -257,6 +293,7 @@ int main(void)
 	    cmocka_unit_test(test_json__unknown_key),
 	    cmocka_unit_test(test_json__duplicate_key),
 	    cmocka_unit_test(test_json__trailing_text),
+	    cmocka_unit_test(test_json__nul_refused),
 	    cmocka_unit_test(test_json__invalid_json_located),
 	    cmocka_unit_test(test_json__integer_range),
 	};

@@ -167,6 +167,13 @@ static void test_layout__names(void **state)
 	assert_false(layout_inside("/abs/enc4.ptx"));
 	assert_false(layout_inside("../x.bin"));
 	assert_false(layout_inside("enc4/../../x.bin"));
+	assert_false(layout_inside("enc4/.."));
+	assert_false(layout_inside(".."));
+	assert_false(layout_inside(""));
+	/* ".." as part of a name is a name */
+	assert_true(layout_inside("enc4/a..b.ptx"));
+	assert_true(layout_inside("./local.ptx"));
+	assert_true(layout_inside("..hidden/x"));
 }
 
 static void test_layout__recipes_of_a_layer(void **state)
@@ -205,24 +212,31 @@ static void test_layout__templates(void **state)
 	assert_string_equal(display, "ptx/t/x.ptx");
 	free(path);
 	free(display);
-	/* ./ and ../ from the recipe's folder, absolute as it is */
+	/* ./ from the recipe's folder */
 	assert_int_equal(
 	    layout_template("./local.ptx", "g/r.json", NULL, &path, &display, &e), 0);
 	assert_string_equal(path, "g/./local.ptx");
 	assert_string_equal(display, "g/./local.ptx");
 	free(path);
 	free(display);
+	/* nothing outside the folders: no "..", no absolute path */
+	path = display = NULL;
 	assert_int_equal(
-	    layout_template("../up.ptx", "r.json", NULL, &path, &display, &e), 0);
-	assert_string_equal(path, "../up.ptx");
-	free(path);
-	free(display);
+	    layout_template("../up.ptx", "r.json", NULL, &path, &display, &e), -1);
+	assert_string_equal(
+	    err_msg(&e),
+	    "template '../up.ptx': not inside the ptx/ folder or the recipe's "
+	    "folder (a relative path with no '..')");
 	assert_int_equal(
-	    layout_template("/abs/t.ptx", "g/r.json", NULL, &path, &display, &e), 0);
-	assert_string_equal(path, "/abs/t.ptx");
-	assert_string_equal(display, "/abs/t.ptx");
-	free(path);
-	free(display);
+	    layout_template("./../up.ptx", "g/r.json", NULL, &path, &display, &e), -1);
+	assert_int_equal(
+	    layout_template("t/../../x.ptx", "g/r.json", "/opt/ptx", &path, &display, &e),
+	    -1);
+	assert_int_equal(
+	    layout_template("/abs/t.ptx", "g/r.json", NULL, &path, &display, &e), -1);
+	assert_null(path);
+	assert_null(display);
+	err_clear(&e);
 	/* no ptx/ above the recipe nor the current folder */
 	char cwd[512];
 	assert_non_null(getcwd(cwd, sizeof cwd));

@@ -164,12 +164,14 @@ static void expect_tpl_error(const char *text, const char *msg)
 static void test_splice__template_bad_header(void **state)
 {
 	(void)state;
-	expect_tpl_error("//! in .b32 a\n//! frobnicate x\n", "t.ptx:2: unknown header directive 'frobnicate'");
-	expect_tpl_error("//! in b32 a\n", "t.ptx:1: 'b32': expected a register type");
+	expect_tpl_error("//! in .b32 a\n//! frobnicate x\n",
+	                 "t.ptx:2:5: unknown header directive 'frobnicate'");
+	expect_tpl_error("//! in b32 a\n", "t.ptx:1:8: 'b32': expected a register type");
 	expect_tpl_error("//! in .b32 a a\n", "formal 'a' declared twice");
 	expect_tpl_error("//! out .b32 d[0]\n", "bad list length");
 	expect_tpl_error("//! reads texture\n", "'texture': expected a state space");
-	expect_tpl_error("//! in .b32 a\n\t.reg .b32 %a;\n", "t.ptx:2: local '%a' has the name of a formal");
+	expect_tpl_error("//! in .b32 a\n\t.reg .b32 %a;\n",
+	                 "t.ptx:2:12: local '%a' has the name of a formal");
 	expect_tpl_error("\t.reg .b32 x;\n", "template locals are %names");
 }
 
@@ -203,24 +205,22 @@ static void test_splice__render(void **state)
 	assert_int_equal(nl, t.nlines);
 	sb_release(&out);
 
-	/* a register that is neither local, formal nor special */
+	/* a register that is neither local, formal nor special: the template
+	 * alone says so, before any recipe */
 	Template t2;
 	const char *bad = "//! out .b32 d\n\tmov.b32 %{d}, 0;\n\tmov.b32 %{d}, %r9;\n";
-	assert_int_equal(tpl_parse("u.ptx", bad, strlen(bad), &t2, &e), 0);
-	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "u.ptx:3: register '%r9' is neither a template local"));
-	tpl_release(&t2);
+	assert_int_equal(tpl_parse("u.ptx", bad, strlen(bad), &t2, &e), -1);
+	assert_non_null(strstr(err_msg(&e),
+	                       "u.ptx:3:16: register '%r9' is neither a template local"));
 	/* an index past the list, an undeclared parameter */
 	const char *bad2 = "//! in .b32 b[2]\n\tmov.b32 %{b[2]}, 0;\n";
-	assert_int_equal(tpl_parse("v.ptx", bad2, strlen(bad2), &t2, &e), 0);
-	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "v.ptx:2: '%{b[2]}': formal 'b' is a list of 2"));
-	tpl_release(&t2);
+	assert_int_equal(tpl_parse("v.ptx", bad2, strlen(bad2), &t2, &e), -1);
+	assert_non_null(
+	    strstr(err_msg(&e), "v.ptx:2:10: '%{b[2]}': formal 'b' is a list of 2"));
 	const char *bad3 = "//! in .b32 a\n\tadd.s32 %{a}, %{a}, ${NOPE};\n";
-	assert_int_equal(tpl_parse("w.ptx", bad3, strlen(bad3), &t2, &e), 0);
-	assert_int_equal(tpl_render(&t2, &r, "%spl0_", &out, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "w.ptx:2: parameter 'NOPE' is not declared"));
-	tpl_release(&t2);
+	assert_int_equal(tpl_parse("w.ptx", bad3, strlen(bad3), &t2, &e), -1);
+	assert_non_null(
+	    strstr(err_msg(&e), "w.ptx:2:24: parameter 'NOPE' is not declared"));
 	sb_release(&out);
 	rcp_release(&r);
 	tpl_release(&t);
@@ -295,7 +295,7 @@ static void test_splice__recipe_parse(void **state)
 	expect_recipe_error("{\"cut\": {\"phase\": 1}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha\": \"x\"}}",
 	                    "r.json: guards: unknown key 'sha' (expected one of 'mma', 'sha256', "
-	                    "'first', 'last')");
+	                    "'first', 'last', 'reloads')");
 	expect_recipe_error("{\"cut\": {\"stmts\": [5, 2]}, \"template\": \"identity\", \"guards\": "
 	                    "{\"sha256\": \"" Z64 "\"}}", "r.json: cut.stmts: first 5 is after last 2");
 	expect_recipe_error("{\"cut\": {\"phase\": 0}, \"template\": \"identity\"}",
@@ -531,10 +531,10 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	Fx x;
 	fx_init(&x, fmt, 5, 6);
-	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	SpliceRequest req = {x.m, NULL, &x.r, dir, false}; /* the template in --ptx DIR */
 	if (splice_run(&req, &x.res, &x.e) < 0)
 		fail_msg("%s", err_msg(&x.e));
 	assert_non_null(strstr(x.res.text.p, "{%spl1_x0, %spl1_x1}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r7};"));
@@ -542,7 +542,7 @@ static void test_splice__template_checks(void **state)
 	StrBuf w = STRBUF_INIT;
 	splice_where(&x.res, "k.ptx", x.res.region_line + 6, &w);
 	char want[300];
-	snprintf(want, sizeof want, "template %s:6", tp);
+	snprintf(want, sizeof want, "template ptx/t.ptx:6");
 	assert_string_equal(w.p, want);
 	sb_release(&w);
 	fx_free(&x);
@@ -553,7 +553,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r11\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
@@ -568,7 +568,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": [\"%%%%r1\", \"%%%%r2\", \"%%%%r3\", \"%%%%r4\"], \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r10\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
@@ -581,7 +581,7 @@ static void test_splice__template_checks(void **state)
 	         "{\"entry\": \"k\", \"cut\": {\"stmts\": [5, 6]}, \"template\": \"%s\", \"bind\": "
 	         "{\"a\": \"%%%%r1\", \"b0\": \"%%%%r5\", \"b1\": "
 	         "\"%%%%r6\", \"c\": \"%%%%r7\", \"d0\": \"%%%%r100\", \"d1\": \"%%%%r101\"}, "
-	         "\"guards\": {\"sha256\": \"%%s\"}}", tp);
+	         "\"guards\": {\"sha256\": \"%%s\"}}", "t.ptx");
 	fx_init(&x, fmt2, 5, 6);
 	req.module = x.m;
 	req.recipe = &x.r;
