@@ -509,6 +509,37 @@ done:
 	return rc;
 }
 
+/* splice --json: what the one splice did, and ptxas's answer ("ptxas":
+ * null when it did not run). */
+static int splice_json(const char *recipe, const Located *loc, const SpliceResult *res,
+                       const char *out, const char *arch, int ptxas_rc, const StrBuf *log,
+                       int rc)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "recipe", recipe);
+	cJSON_AddStringToObject(o, "module", map_name(loc->module_path));
+	cJSON_AddStringToObject(o, "entry", loc->entry);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(res->first, res->last));
+	cJSON_AddItemToObject(o, "line_range", cmd_json_range(res->first_line, res->last_line));
+	cJSON_AddNumberToObject(o, "mma", res->mma);
+	cJSON_AddNumberToObject(o, "live_in", res->n_live_in);
+	cJSON_AddNumberToObject(o, "live_out", res->n_live_out);
+	cJSON_AddNumberToObject(o, "renamed", res->n_renamed);
+	cJSON_AddStringToObject(o, "cut_sha256", res->sha256);
+	cmd_json_str_or_null(o, "template", res->template_name);
+	cJSON_AddBoolToObject(o, "forced", res->forced);
+	cJSON_AddStringToObject(o, "output", out);
+	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
+	if (arch) {
+		cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+		cJSON_AddStringToObject(pj, "arch", arch);
+		cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
+		cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
+	} else
+		cJSON_AddNullToObject(o, "ptxas");
+	return cmd_json_print(o, rc);
+}
+
 int cmd_splice(int argc, char **argv)
 {
 	const char *recipe_opt = NULL, *out_opt = NULL, *check = "none";
@@ -516,7 +547,7 @@ int cmd_splice(int argc, char **argv)
 	const char *ptx_root = NULL, *tname = "identity", *phases = NULL, *variant = NULL;
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
-	bool force = false, quiet = false, every = false, together = false;
+	bool force = false, quiet = false, every = false, together = false, json = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 		OPT_STRING(0, "phases", &phases, "LIST",
@@ -546,6 +577,7 @@ int cmd_splice(int argc, char **argv)
 		         "with --every-phase: all phases into one module"),
 		OPT_CHOICE(0, "template", &tname, "identity|perturb",
 		           "with --every-phase: the template (default identity)"),
+		OPT_FLAG(0, "json", &json, "one JSON object (not with -o -)"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "splice", .usage = usage, .opts = opts};
@@ -560,6 +592,13 @@ int cmd_splice(int argc, char **argv)
 	if (arch_opt && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (json && out_opt && !strcmp(out_opt, "-"))
+		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
+		                     "document on standard output",
+		                opt_given(&op, "output"));
+	if (json && (every || phases))
+		return opt_fail(&op, "option '--json' cannot be used with '%s' yet",
+		                every ? "--every-phase" : "--phases");
 	if (every) {
 		/* the built-in template over every phase, nothing written */
 		if (layer)
@@ -664,8 +703,8 @@ int cmd_splice(int argc, char **argv)
 		fprintf(stderr, "%s", res.summary.p);
 	}
 	int ptxas_rc = 0;
+	char arch[64] = "";
 	if (!strcmp(check, "ptxas")) {
-		char arch[64];
 		if (arch_opt)
 			snprintf(arch, sizeof arch, "%s", arch_opt);
 		else if (splice_module_arch(m, arch, sizeof arch) < 0) {
@@ -693,14 +732,16 @@ int cmd_splice(int argc, char **argv)
 	if (!quiet && strcmp(out_path, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out_path, res.text.n);
 	if (ptxas_rc) {
-		fprintf(stderr, "d4r-splice: splice: ptxas rejects the spliced module (written for "
-		                "inspection)\n");
-		rc = EXIT_ERROR;
+		rc = cmd_fail("splice: ptxas rejects the spliced module (written for "
+		              "inspection)");
 	} else
 		rc = EXIT_OK;
+	if (json)
+		splice_json(recipe_path, &loc, &res, out_path, arch[0] ? arch : NULL, ptxas_rc, &log,
+		            rc);
 	goto done;
 fail:
-	fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+	cmd_fail("%s", err_msg(&e));
 	rc = EXIT_ERROR;
 done:
 	splice_result_release(&res);
