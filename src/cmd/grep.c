@@ -70,7 +70,7 @@ int cmd_grep(int argc, char **argv)
 	unsigned total = 0;
 	if (json) {
 		doc = cJSON_CreateObject();
-		cJSON_AddStringToObject(doc, "module", path);
+		cJSON_AddStringToObject(doc, "module", map_name(path));
 		cJSON_AddStringToObject(doc, "pattern", pattern);
 		cJSON_AddBoolToObject(doc, "ignore_case", icase);
 		if (phase)

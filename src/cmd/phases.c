@@ -273,7 +273,7 @@ int cmd_phases(int argc, char **argv)
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	cJSON *jfns = NULL;
 	if (root) {
-		cJSON_AddStringToObject(root, "module", path);
+		cJSON_AddStringToObject(root, "module", map_name(path));
 		cJSON_AddNumberToObject(root, "gap", gap);
 		jfns = cJSON_AddArrayToObject(root, "functions");
 	}

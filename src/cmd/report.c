@@ -71,7 +71,7 @@ int cmd_report(int argc, char **argv)
 	if (json) {
 		root = cJSON_CreateObject();
 		cJSON_AddStringToObject(root, "coverage", coverage);
-		cJSON_AddStringToObject(root, "module", path);
+		cJSON_AddStringToObject(root, "module", map_name(path));
 		cJSON_AddStringToObject(root, "module_sha256", sha);
 		char *fn = xstrndup(m->src + f->name.off, f->name.len);
 		cJSON_AddStringToObject(root, "entry", fn);

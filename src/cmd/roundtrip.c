@@ -89,7 +89,7 @@ int cmd_roundtrip(int argc, char **argv)
 		cJSON *row = NULL;
 		if (rows) {
 			row = cJSON_CreateObject();
-			cJSON_AddStringToObject(row, "file", argv[i]);
+			cJSON_AddStringToObject(row, "file", map_name(argv[i]));
 			cJSON_AddItemToArray(rows, row);
 		}
 		if (map_open(&mf, argv[i], &e) < 0) {

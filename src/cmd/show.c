@@ -161,7 +161,7 @@ static int show_json(const char *path, const Module *m, const Func *f, unsigned 
                      bool live)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "module", path);
+	cJSON_AddStringToObject(o, "module", map_name(path));
 	cmd_json_strn(o, "entry", m->src + f->name.off, f->name.len);
 	if (phase)
 		cJSON_AddNumberToObject(o, "phase", phase);
