@@ -57,8 +57,8 @@ int cmd_report(int argc, char **argv)
 	}
 	char sha[65];
 	sha256_hex(m->src, m->len, sha);
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	const char *base = strrchr(map_name(path), '/');
+	base = base ? base + 1 : map_name(path);
 	Err e = ERR_INIT;
 	Dataflow *df = df_build(m, f, &e);
 	PhaseList pl = {0};

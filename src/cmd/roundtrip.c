@@ -151,8 +151,8 @@ int cmd_roundtrip(int argc, char **argv)
 			cJSON_AddNumberToObject(row, "parse_ms", (t1 - t0) * 1e3);
 			cmd_json_str_or_null(row, "message", why);
 		} else if (stats) {
-			const char *base = strrchr(argv[i], '/');
-			printf("%-40s %10zu %6zu %9zu %7u %9.2f %s\n", base ? base + 1 : argv[i], mf.n, nf,
+			const char *base = strrchr(map_name(argv[i]), '/');
+			printf("%-40s %10zu %6zu %9zu %7u %9.2f %s\n", base ? base + 1 : map_name(argv[i]), mf.n, nf,
 			       nst, m->nmma, (t1 - t0) * 1e3, result);
 		}
 		mod_free(m);
