@@ -237,8 +237,9 @@ static int opt_shard(const Opt *o, const char *word, Err *e)
 	Shard *sh = o->value;
 	unsigned i, n;
 	int end = 0;
-	if (sscanf(word, "%u/%u%n", &i, &n, &end) != 2 || word[end] || word[0] == '+' ||
-	    word[0] == '-' || n < 1 || i < 1 || i > n)
+	if (!(word[0] >= '0' && word[0] <= '9') || sscanf(word, "%u/%u%n", &i, &n, &end) != 2 ||
+	    word[end] || !strchr("0123456789", word[strcspn(word, "/") + 1]) || n < 1 || i < 1 ||
+	    i > n)
 		return err_set(e, "'%s' is not a shard I/N with 1 <= I <= N", word);
 	sh->i = i;
 	sh->n = n;
@@ -354,7 +355,8 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	recipes_total = paths.n;
-	if (shard.n > 1) { /* the slice [lo, hi) of the sorted recipes */
+	bool sharded = opt_given(&op, "shard") != NULL;
+	if (sharded) { /* the slice [lo, hi) of the sorted recipes */
 		qsort(paths.v, paths.n, sizeof(char *), by_base);
 		size_t lo = paths.n * (shard.i - 1) / shard.n, hi = paths.n * shard.i / shard.n;
 		for (size_t i = 0; i < paths.n; i++)
@@ -404,7 +406,7 @@ int cmd_check(int argc, char **argv)
 	/* item 0 is the original itself: it must reproduce the oracle */
 	nitems = paths.n + 1 + (phases != NULL);
 	items = xcalloc(nitems, sizeof(CheckItem));
-	if (shard.n > 1) {
+	if (sharded) {
 		char nm[64];
 		snprintf(nm, sizeof nm, "(original) shard %u/%u", shard.i, shard.n);
 		items[0].name = xstrdup(nm);
@@ -476,7 +478,7 @@ int cmd_check(int argc, char **argv)
 		doc = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "layer", layer);
 		cJSON_AddStringToObject(doc, "oracle", oracle_path);
-		if (shard.n > 1) {
+		if (sharded) {
 			cJSON *sj = cJSON_AddObjectToObject(doc, "shard");
 			cJSON_AddNumberToObject(sj, "index", shard.i);
 			cJSON_AddNumberToObject(sj, "count", shard.n);
@@ -555,7 +557,7 @@ int cmd_check(int argc, char **argv)
 			fprintf(o.f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 			fprintf(o.f, "<testsuite name=\"d4r-splice check ");
 			xml_escape(o.f, layer);
-			if (shard.n > 1)
+			if (sharded)
 				fprintf(o.f, " shard %u/%u", shard.i, shard.n);
 			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n", nitems, n_diff, n_err);
 			for (size_t i = 0; i < nitems; i++) {
