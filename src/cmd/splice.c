@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/layout.h"
+#include "base/progress.h"
 #include "cmd.h"
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const usage[] = {
 	"splice LAYER --phase N [--recipe FILE] [options]",
@@ -314,6 +316,25 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	return failed || !spliced ? EXIT_ERROR : EXIT_OK;
 }
 
+/* The progress line of --every-phase, over the phases of the functions it
+ * splices (NULL when stderr is not a terminal). */
+static Progress *every_phase_progress(const Module *m, const char *entry_opt)
+{
+	if (!isatty(STDERR_FILENO))
+		return NULL;
+	size_t total = 0;
+	for (size_t fi = 0; fi < m->funcs.n; fi++) {
+		const Func *f = &m->funcs.v[fi];
+		if (!every_phase_func(m, f, entry_opt))
+			continue;
+		PhaseList pl;
+		ana_phase_find(m, f, 0, &pl);
+		total += pl.n;
+		phases_release(&pl);
+	}
+	return progress_start("splice --every-phase", total, "phases");
+}
+
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
                        const char *check, const char *arch_opt)
 {
@@ -328,6 +349,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	check_arch(m, arch_opt, arch);
 	unsigned n = 0, failed = 0, skipped = 0;
 	double t_splice = 0, t_max = 0;
+	Progress *pg = every_phase_progress(m, entry_opt);
 	for (size_t fi = 0; fi < m->funcs.n; fi++) {
 		const Func *f = &m->funcs.v[fi];
 		if (!every_phase_func(m, f, entry_opt))
@@ -337,6 +359,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 		PhaseList pl;
 		ana_phase_find(m, f, 0, &pl);
 		for (size_t p = 0; p < pl.n; p++) {
+			progress_detail(pg, "%s phase %u", ename, pl.v[p].number);
 			Recipe r;
 			char hex[65];
 			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
@@ -356,9 +379,11 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			if (rc < 0 && res.refused) {
 				skipped++;
 				n--;
+				progress_hide(pg);
 				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
 				       pl.v[p].number, r.first, r.last, err_msg(&e));
 				fflush(stdout);
+				progress_step(pg, NULL);
 				sb_release(&log);
 				splice_result_release(&res);
 				continue;
@@ -387,6 +412,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				         log_lines(&log));
 			else if (ptxas)
 				snprintf(verdict, sizeof verdict, ", ptxas ok");
+			progress_hide(pg);
 			if (why) {
 				failed++;
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
@@ -401,12 +427,14 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				ptxas_messages(&log);
 			}
 			fflush(stdout);
+			progress_step(pg, NULL);
 			sb_release(&log);
 			splice_result_release(&res);
 		}
 		phases_release(&pl);
 		free(ename);
 	}
+	progress_end(pg);
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
