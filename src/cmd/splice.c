@@ -335,8 +335,21 @@ static Progress *every_phase_progress(const Module *m, const char *entry_opt)
 	return progress_start("splice --every-phase", total, "phases");
 }
 
+/* A row of --every-phase --json: one phase's splice. */
+static cJSON *phase_row(cJSON *rows, const char *ename, unsigned phase, uint32_t first,
+                        uint32_t last, const char *result)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "function", ename);
+	cJSON_AddNumberToObject(o, "phase", phase);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(first, last));
+	cJSON_AddStringToObject(o, "result", result);
+	cJSON_AddItemToArray(rows, o);
+	return o;
+}
+
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
-                       const char *check, const char *arch_opt)
+                       const char *check, const char *arch_opt, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -350,6 +363,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	unsigned n = 0, failed = 0, skipped = 0;
 	double t_splice = 0, t_max = 0;
 	Progress *pg = every_phase_progress(m, entry_opt);
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "phases") : NULL;
 	for (size_t fi = 0; fi < m->funcs.n; fi++) {
 		const Func *f = &m->funcs.v[fi];
 		if (!every_phase_func(m, f, entry_opt))
@@ -380,8 +395,13 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				skipped++;
 				n--;
 				progress_hide(pg);
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				if (rows)
+					cJSON_AddStringToObject(phase_row(rows, ename, pl.v[p].number,
+					                                  r.first, r.last, "skip"),
+					                        "message", err_msg(&e));
+				else
+					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
 				fflush(stdout);
 				progress_step(pg, NULL);
 				sb_release(&log);
@@ -413,7 +433,23 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			else if (ptxas)
 				snprintf(verdict, sizeof verdict, ", ptxas ok");
 			progress_hide(pg);
-			if (why) {
+			if (rows) {
+				cJSON *o = phase_row(rows, ename, pl.v[p].number, r.first, r.last,
+				                     why ? "fail" : "ok");
+				failed += why != NULL;
+				cJSON_AddNumberToObject(o, "mma", res.mma);
+				cJSON_AddNumberToObject(o, "live_in", res.n_live_in);
+				cJSON_AddNumberToObject(o, "live_out", res.n_live_out);
+				cJSON_AddNumberToObject(o, "renamed", res.n_renamed);
+				cJSON_AddNumberToObject(o, "splice_ms", dt * 1e3);
+				if (ptxas && rc == 0 && (!why || log.n)) {
+					cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+					cJSON_AddBoolToObject(pj, "accepted", !why);
+					cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+				} else
+					cJSON_AddNullToObject(o, "ptxas");
+				cmd_json_str_or_null(o, "message", why);
+			} else if (why) {
 				failed++;
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
 				       why);
@@ -438,13 +474,33 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	unsigned ok = n - failed;
+	if (doc) {
+		int rc = failed || !ok ? EXIT_ERROR : EXIT_OK;
+		cJSON_AddStringToObject(doc, "module", map_name(module_path));
+		cJSON_AddNumberToObject(doc, "bytes", (double)mf.n);
+		cJSON_AddNumberToObject(doc, "parse_ms", t_parse * 1e3);
+		cJSON_AddStringToObject(doc, "template", tname);
+		cJSON_AddNumberToObject(doc, "splices", n);
+		cJSON_AddNumberToObject(doc, "failed", failed);
+		cJSON_AddNumberToObject(doc, "skipped", skipped);
+		cJSON_AddNumberToObject(doc, "splice_mean_ms", n ? t_splice / n * 1e3 : 0.0);
+		cJSON_AddNumberToObject(doc, "splice_max_ms", t_max * 1e3);
+		if (rc)
+			cJSON_AddStringToObject(doc, "message",
+			                        failed ? "some phases failed"
+			                               : "nothing was spliced: nothing is proven");
+		cmd_json_print(doc, rc);
+		cmd_unload_module(&lm);
+		err_release(&e);
+		return rc;
+	}
 	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed%s; splice mean "
 	       "%.2f ms, max "
 	       "%.2f ms (%.2fx the parse)\n",
 	       module_path, mf.n, t_parse * 1e3, n, tname, failed, skips,
 	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3,
 	       t_parse > 0 ? t_max / t_parse : 0.0);
-	unsigned ok = n - failed;
 	if (!ok)
 		printf("%s: nothing was spliced (%u phases%s): nothing is proven\n",
 		       module_path, n + skipped, skipped ? ", all skipped" : "");
@@ -624,9 +680,9 @@ int cmd_splice(int argc, char **argv)
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
 		                opt_given(&op, "output"));
-	if (json && (every || phases))
+	if (json && (together || phases))
 		return opt_fail(&op, "option '--json' cannot be used with '%s' yet",
-		                every ? "--every-phase" : "--phases");
+		                together ? "--together" : "--phases");
 	if (every) {
 		/* the built-in template over every phase, nothing written */
 		if (layer)
@@ -638,7 +694,7 @@ int cmd_splice(int argc, char **argv)
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
 		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
-		                : every_phase(module_opt, entry_opt, tname, check, arch_opt);
+		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, json);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||
 	    opt_needs(&op, "template", "every-phase") ||

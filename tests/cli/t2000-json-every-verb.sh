@@ -116,6 +116,24 @@ json extract 0 "$D4R" extract --list "$T/m.fatbin" --json
 json "recipe new" 0 "$D4R" recipe new smoke --phase 1 --template identity -o "$T/new.json" --json
 json "recipe check" 0 "$D4R" recipe check recipes/smoke/phase-01.json --json
 json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
+	json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json --check=ptxas
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["ptxas"]; assert p["accepted"] is True and p["arch"] == "sm_90", p' "$T/out" ||
+		fail "splice --json --check=ptxas: its ptxas"
+fi
+# --every-phase: the run's document (the man page's text lists its keys)
+expect_rc 0 "$D4R" splice --module "$M" --every-phase --json
+python3 - "$T/out" <<'PY' || fail "splice --every-phase --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit module bytes parse_ms template splices failed skipped splice_mean_ms splice_max_ms phases".split():
+    assert k in d, k
+assert (d["splices"], d["failed"], d["skipped"]) == (1, 0, 0), d
+p, = d["phases"]
+for k in "function phase stmt_range result message mma live_in live_out renamed splice_ms ptxas".split():
+    assert k in p, k
+assert (p["function"], p["phase"], p["stmt_range"], p["result"]) == ("pattern", 1, [10, 10], "ok"), p
+PY
 json probe 0 "$D4R" probe "$M" -o "$T/p.ptx" --json
 json diff 0 "$D4R" diff corpus/smoke/oracle.frame corpus/smoke/oracle.frame --layer smoke --json
 json run 0 "$D4R" run smoke --runs 0 --json
