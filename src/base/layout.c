@@ -112,7 +112,7 @@ char *layout_find_layer(const char *layer, Err *e)
 				return p;
 			}
 			free(p);
-			/* installed: PREFIX/bin/d4r-splice, PREFIX/share/d4r-splice/recipes */
+			/* installed: PREFIX/share/d4r-splice/recipes */
 			char *share = layout_join(exe, "share/d4r-splice");
 			p = layout_join(share, rel);
 			free(share);

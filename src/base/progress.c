@@ -21,7 +21,7 @@ struct Progress {
 	char *what, *unit, *item;
 	size_t total, done;
 	char detail[256];
-	char wait[160];   /* what it waits for; "" when it does not */
+	char wait[160]; /* what it waits for; "" when it does not */
 	double wait_s;
 	double t0, last_draw;
 	bool drawn;
@@ -83,10 +83,12 @@ static void draw(Progress *p, bool force)
 		sb_addf(&l, "%s: ", p->what);
 	if (p->total) {
 		progress_duration(now - p->t0, d, sizeof d);
-		sb_addf(&l, "%zu/%zu %s, %s", p->done, p->total, p->unit ? p->unit : "", d);
+		sb_addf(&l, "%zu/%zu %s, %s", p->done, p->total, p->unit ? p->unit : "",
+		        d);
 		if (p->done && p->done < p->total) {
 			double per = (now - p->t0) / (double)p->done;
-			progress_duration(per * (double)(p->total - p->done), d, sizeof d);
+			progress_duration(per * (double)(p->total - p->done), d,
+			                  sizeof d);
 			sb_addf(&l, ", about %s left", d);
 		}
 	}
@@ -97,8 +99,8 @@ static void draw(Progress *p, bool force)
 	}
 	if (p->wait[0]) {
 		progress_duration(p->wait_s, d, sizeof d);
-		sb_addf(&l, "%s%s %s", sep ? (p->item && *p->item ? ": " : "; ") : "", p->wait,
-		        d);
+		sb_addf(&l, "%s%s %s", sep ? (p->item && *p->item ? ": " : "; ") : "",
+		        p->wait, d);
 	} else if (p->detail[0])
 		sb_addf(&l, "%s%s", sep ? ": " : "", p->detail);
 	size_t cols = columns();

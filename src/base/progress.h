@@ -1,7 +1,8 @@
 /*
  * progress.h - the one progress line of long work, on standard error.
  *
- *     check enc4: 3/11 recipes, 41 s, about 1 min 50 s left; phase-08.json: compiling (driver JIT) 8 s
+ *     check enc4: 3/11 recipes, 41 s, about 1 min 50 s left; phase-08.json: compiling
+ * (driver JIT) 8 s
  *
  * Work that counts (recipes checked, phases spliced, files extracted)
  * says how much is done of how much (done/total), the time since it

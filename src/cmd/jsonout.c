@@ -94,8 +94,9 @@ int cmd_json_print_text(const char *text, int rc)
 		cJSON_Delete(doc);
 		doc = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "status", "error");
-		cJSON_AddStringToObject(doc, "message", "internal error: a JSON document "
-		                                        "that does not parse");
+		cJSON_AddStringToObject(doc, "message",
+		                        "internal error: a JSON document "
+		                        "that does not parse");
 		rc = EXIT_ERROR;
 	}
 	return cmd_json_print(doc, rc);

@@ -117,8 +117,9 @@ int cmd_probe(int argc, char **argv)
 		rc = opt_usage_error(
 		    &op, "no output given (-o FILE, or -o - for standard output)");
 	if (!rc && json && !strcmp(out, "-"))
-		rc = opt_fail(&op, "option '--json' cannot be used with '%s -': one "
-		                   "document on standard output",
+		rc = opt_fail(&op,
+		              "option '--json' cannot be used with '%s -': one "
+		              "document on standard output",
 		              opt_given(&op, "output"));
 	if (!rc && opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
@@ -241,7 +242,8 @@ int cmd_probe(int argc, char **argv)
 			for (size_t k = 0; k < phases.n && !sel_i; k++)
 				sel_i = phases.v[k] == i + 1;
 			if (sel_i)
-				cJSON_AddItemToArray(ph, cJSON_CreateNumber((double)(i + 1)));
+				cJSON_AddItemToArray(ph,
+				                     cJSON_CreateNumber((double)(i + 1)));
 		}
 		cJSON_AddNumberToObject(o, "records", (double)plan.recs.n);
 		cJSON_AddNumberToObject(o, "values", res.nvalues);
