@@ -514,10 +514,11 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 static int splice_phases(const char *layer, const char *phases, const char *variant,
                          const char *corpus, const char *module_opt, const char *entry_opt,
                          const char *out_opt, const char *check, const char *arch_opt,
-                         const char *ptx_root, bool force, bool quiet)
+                         const char *ptx_root, bool force, bool quiet, bool json)
 {
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
+	char arch[64] = "";
 	Recipe *rs = NULL;
 	size_t nr = 0;
 	const Recipe **rp = NULL;
@@ -550,7 +551,6 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		fprintf(stderr, "%s", res.summary.p);
 	int ptxas_rc = 0;
 	if (!strcmp(check, "ptxas")) {
-		char arch[64];
 		check_arch(lm.m, arch_opt, arch);
 		if (!arch[0]) {
 			err_set(&e, "%s: no .target to take the architecture from: give --arch",
@@ -571,12 +571,40 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	if (!quiet && strcmp(name.p, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", name.p, res.text.n);
 	if (ptxas_rc)
-		fprintf(stderr, "d4r-splice: splice: ptxas rejects the spliced module (written for "
-		                "inspection)\n");
+		cmd_fail("splice: ptxas rejects the spliced module (written for inspection)");
 	rc = ptxas_rc ? EXIT_ERROR : EXIT_OK;
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "layer", loc.layer ? loc.layer : layer);
+		cJSON_AddStringToObject(o, "phases", phases);
+		cmd_json_str_or_null(o, "variant", variant);
+		cJSON_AddStringToObject(o, "module", map_name(loc.module_path));
+		cJSON_AddStringToObject(o, "entry", loc.entry);
+		cJSON *cuts = cJSON_AddArrayToObject(o, "cuts");
+		for (size_t i = 0; i < res.n; i++) {
+			const SpliceResult *c = &res.cuts[i];
+			cJSON *cj = cJSON_CreateObject();
+			cJSON_AddStringToObject(cj, "recipe", res.recipes[i]->path);
+			cJSON_AddItemToObject(cj, "stmt_range", cmd_json_range(c->first, c->last));
+			cJSON_AddNumberToObject(cj, "mma", c->mma);
+			cmd_json_str_or_null(cj, "template", c->template_name);
+			cJSON_AddItemToArray(cuts, cj);
+		}
+		cJSON_AddNumberToObject(o, "mma", res.mma);
+		cJSON_AddStringToObject(o, "output", name.p);
+		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
+		if (arch[0]) {
+			cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+			cJSON_AddStringToObject(pj, "arch", arch);
+			cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
+			cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+		} else
+			cJSON_AddNullToObject(o, "ptxas");
+		cmd_json_print(o, rc);
+	}
 	goto done;
 fail:
-	fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+	cmd_fail("%s", err_msg(&e));
 done:
 	splice_many_release(&res);
 	for (size_t i = 0; i < nr; i++)
@@ -680,9 +708,8 @@ int cmd_splice(int argc, char **argv)
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
 		                opt_given(&op, "output"));
-	if (json && (together || phases))
-		return opt_fail(&op, "option '--json' cannot be used with '%s' yet",
-		                together ? "--together" : "--phases");
+	if (json && together)
+		return opt_fail(&op, "option '--json' cannot be used with '--together' yet");
 	if (every) {
 		/* the built-in template over every phase, nothing written */
 		if (layer)
@@ -706,7 +733,7 @@ int cmd_splice(int argc, char **argv)
 		if (!layer)
 			return opt_usage_error(&op, "option '--phases' needs LAYER");
 		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
-		                     check, arch_opt, ptx_root, force, quiet);
+		                     check, arch_opt, ptx_root, force, quiet, json);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");

@@ -134,6 +134,17 @@ for k in "function phase stmt_range result message mma live_in live_out renamed 
     assert k in p, k
 assert (p["function"], p["phase"], p["stmt_range"], p["result"]) == ("pattern", 1, [10, 10], "ok"), p
 PY
+# --phases: the cuts
+expect_rc 0 "$D4R" splice smoke --phases 1 -o "$T/ph.ptx" --json
+python3 - "$T/out" <<'PY' || fail "splice --phases --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit layer phases variant module entry cuts mma output bytes ptxas".split():
+    assert k in d, k
+c, = d["cuts"]
+assert (c["recipe"], c["stmt_range"], c["mma"]) == ("recipes/smoke/phase-01.json", [10, 10], 1), c
+assert d["layer"] == "smoke" and d["phases"] == "1" and d["variant"] is None, d
+PY
 json probe 0 "$D4R" probe "$M" -o "$T/p.ptx" --json
 json diff 0 "$D4R" diff corpus/smoke/oracle.frame corpus/smoke/oracle.frame --layer smoke --json
 json run 0 "$D4R" run smoke --runs 0 --json
