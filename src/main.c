@@ -13,8 +13,8 @@
  *    line ("recipe new"), for the tests and for shell completion; with
  *    `VERB --list-options` on each, and `LAYER --list-options` for the main
  *    job, it is the whole command line's grammar.
- *  - Standard output is line-buffered when it is a pipe, so a CI log shows
- *    each result line as it is made, not when a 4 KB buffer fills.
+ *  - Standard output is line-buffered when it is a pipe (or a socket), so a
+ *    CI log shows each result line as it is made, not when a buffer fills.
  *  - --json: main.c asks for it from the words before the options are
  *    parsed and prints the error document of a verb that ends without one
  *    (cmd/jsonout.h); the main job prints its own on every exit path.
@@ -140,7 +140,7 @@ static void child_watch(void *ctx, const char *stage, double seconds)
 int main(int argc, char **argv)
 {
 	struct stat so;
-	if (fstat(STDOUT_FILENO, &so) == 0 && S_ISFIFO(so.st_mode))
+	if (fstat(STDOUT_FILENO, &so) == 0 && (S_ISFIFO(so.st_mode) || S_ISSOCK(so.st_mode)))
 		setvbuf(stdout, NULL, _IOLBF, 0);
 	gpu_child_watch(child_watch, NULL);
 	cmd_json_request(argc - 1, argv + 1);
