@@ -172,8 +172,22 @@ static bool outside_kept(const SpliceResult *res, const char *orig, size_t n)
 	       !memcmp(res->text.p + res->text.n - suf, orig + n - suf, suf);
 }
 
+/* A cut of --every-phase --together --json, in the function's "cuts". */
+static void cut_row(cJSON *cuts, unsigned phase, uint32_t first, uint32_t last,
+                    const char *result, const char *message)
+{
+	if (!cuts)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "phase", phase);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(first, last));
+	cJSON_AddStringToObject(o, "result", result);
+	cmd_json_str_or_null(o, "message", message);
+	cJSON_AddItemToArray(cuts, o);
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
-                                const char *check, const char *arch_opt)
+                                const char *check, const char *arch_opt, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -185,6 +199,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	check_arch(m0, arch_opt, arch);
 	unsigned n = 0, failed = 0, nentries = 0, skipped = 0, spliced = 0;
 	double t0 = now_seconds();
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "functions") : NULL;
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
 		const Func *f0 = &m0->funcs.v[fi];
 		if (!every_phase_func(m0, f0, entry_opt))
@@ -198,6 +214,14 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			continue;
 		}
 		nentries++;
+		cJSON *frow = NULL, *cuts = NULL;
+		if (rows) {
+			frow = cJSON_CreateObject();
+			cJSON_AddStringToObject(frow, "function", ename);
+			cJSON_AddNumberToObject(frow, "phases", (double)pl.n);
+			cuts = cJSON_AddArrayToObject(frow, "cuts");
+			cJSON_AddItemToArray(rows, frow);
+		}
 		/* the current text: starts as the module's bytes */
 		StrBuf cur = STRBUF_INIT;
 		sb_addn(&cur, mf.p, mf.n);
@@ -220,22 +244,30 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			n++;
 			int src = splice_run(&req, &res, &e);
 			if (src < 0 && res.refused) {
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				if (!rows)
+					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
+				cut_row(cuts, pl.v[p].number, r.first, r.last, "skip", err_msg(&e));
 				skip++;
 			} else if (src < 0) {
-				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
-				       err_msg(&e));
+				if (!rows)
+					printf("FAIL  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
+				cut_row(cuts, pl.v[p].number, r.first, r.last, "fail", err_msg(&e));
 				failed++;
 				why = "a splice failed";
 			} else {
 				if (!outside_kept(&res, cur.p, cur.n)) {
-					printf("FAIL  %s phase %u: bytes outside the cut changed\n", ename,
-					       pl.v[p].number);
+					if (!rows)
+						printf("FAIL  %s phase %u: bytes outside the cut changed\n",
+						       ename, pl.v[p].number);
+					cut_row(cuts, pl.v[p].number, r.first, r.last, "fail",
+					        "bytes outside the cut changed");
 					failed++;
 					why = "bytes outside a cut changed";
 				} else {
 					ok++;
+					cut_row(cuts, pl.v[p].number, r.first, r.last, "ok", NULL);
 					region_add(&regions, &res, pl.v[p].number, r.first, r.last);
 					sb_reset(&cur);
 					sb_addn(&cur, res.text.p, res.text.n);
@@ -252,13 +284,18 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
 			                      NULL, "spliced", &log, &e);
 			if (pr < 0) {
-				printf("FAIL  %s: %s\n", ename, err_msg(&e));
+				if (!rows)
+					printf("FAIL  %s: %s\n", ename, err_msg(&e));
 				failed++;
 				why = "ptxas did not run";
 			} else if (pr) {
 				why = "ptxas rejects the module";
 				/* name the region of each message's line */
-				printf("FAIL  %s: ptxas rejects the module with %zu phases spliced:\n", ename, pl.n);
+				if (!rows)
+					printf("FAIL  %s: ptxas rejects the module with %zu phases "
+					       "spliced:\n",
+					       ename, pl.n);
+				StrBuf named = STRBUF_INIT;
 				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
 					nl = strchr(q, '\n');
 					StrBuf l = STRBUF_INIT;
@@ -266,11 +303,15 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 					char *at = strstr(l.p, "spliced:");
 					if (at)
 						region_of_line(&regions, (unsigned)strtoul(at + 8, NULL, 10), &l);
-					printf("      %s\n", l.p);
+					if (!rows)
+						printf("      %s\n", l.p);
+					sb_addf(&named, "%s\n", l.p);
 					sb_release(&l);
 					if (!nl)
 						break;
 				}
+				sb_release(&log);
+				log = named;
 				failed++;
 			} else if (log.n) {
 				snprintf(vbuf, sizeof vbuf,
@@ -281,7 +322,18 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			} else
 				verdict = ", ptxas ok";
 		}
-		if (!why && ok) {
+		if (frow) {
+			cJSON_AddNumberToObject(frow, "spliced", ok);
+			cJSON_AddNumberToObject(frow, "skipped", skip);
+			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
+			if (!strcmp(check, "ptxas") && ok && (!why || log.n)) {
+				cJSON *pj = cJSON_AddObjectToObject(frow, "ptxas");
+				cJSON_AddBoolToObject(pj, "accepted", !why);
+				cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+			} else
+				cJSON_AddNullToObject(frow, "ptxas");
+			cmd_json_str_or_null(frow, "message", why);
+		} else if (!why && ok) {
 			if (skip)
 				printf("ok    %s: %u of %zu phases spliced together "
 				       "(%s), %u skipped%s\n",
@@ -305,6 +357,24 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	if (doc) {
+		int rc = failed || !spliced ? EXIT_ERROR : EXIT_OK;
+		cJSON_AddStringToObject(doc, "module", map_name(module_path));
+		cJSON_AddStringToObject(doc, "template", tname);
+		cJSON_AddBoolToObject(doc, "together", true);
+		cJSON_AddNumberToObject(doc, "splices", n - skipped);
+		cJSON_AddNumberToObject(doc, "failed", failed);
+		cJSON_AddNumberToObject(doc, "skipped", skipped);
+		cJSON_AddNumberToObject(doc, "seconds", now_seconds() - t0);
+		if (rc)
+			cJSON_AddStringToObject(doc, "message",
+			                        failed ? "some phases failed"
+			                               : "nothing was spliced: nothing is proven");
+		cmd_json_print(doc, rc);
+		cmd_unload_module(&lm);
+		err_release(&e);
+		return rc;
+	}
 	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
 	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
 	       failed, now_seconds() - t0);
@@ -708,8 +778,6 @@ int cmd_splice(int argc, char **argv)
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
 		                opt_given(&op, "output"));
-	if (json && together)
-		return opt_fail(&op, "option '--json' cannot be used with '--together' yet");
 	if (every) {
 		/* the built-in template over every phase, nothing written */
 		if (layer)
@@ -720,7 +788,7 @@ int cmd_splice(int argc, char **argv)
 		                  "variant", "force", "quiet", "corpus", "ptx", NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
-		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
+		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt, json)
 		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, json);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||

@@ -134,6 +134,18 @@ for k in "function phase stmt_range result message mma live_in live_out renamed 
     assert k in p, k
 assert (p["function"], p["phase"], p["stmt_range"], p["result"]) == ("pattern", 1, [10, 10], "ok"), p
 PY
+expect_rc 0 "$D4R" splice --module "$M" --every-phase --together --json
+python3 - "$T/out" <<'PY' || fail "splice --every-phase --together --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit module template together splices failed skipped seconds functions".split():
+    assert k in d, k
+f, = d["functions"]
+for k in "function phases spliced skipped result ptxas message cuts".split():
+    assert k in f, k
+assert (f["function"], f["phases"], f["spliced"], f["result"]) == ("pattern", 1, 1, "ok"), f
+assert f["cuts"] == [{"phase": 1, "stmt_range": [10, 10], "result": "ok", "message": None}], f["cuts"]
+PY
 # --phases: the cuts
 expect_rc 0 "$D4R" splice smoke --phases 1 -o "$T/ph.ptx" --json
 python3 - "$T/out" <<'PY' || fail "splice --phases --json"
