@@ -5,6 +5,8 @@
 #   make bench       throughput and timing figures
 #   make asan|ubsan  sanitizer builds (build-asan/, build-ubsan/) and their tests
 #   make fuzz        libFuzzer targets (clang)
+#   make mutate      break the code on purpose (tests/mutations.txt) in a copy of
+#                    the tree; every mutation must make a test fail
 #   make format      clang-format the sources
 #   make install     PREFIX=/usr/local DESTDIR=: the program, its man page,
 #                    recipes/ ptx/ corpus/ in PREFIX/share/d4r-splice (where
@@ -42,7 +44,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all check check-unit check-cli check-golden check-corpus check-gpu bench \
-        asan ubsan fuzz format install uninstall clean corpus deps completion
+        asan ubsan fuzz format install uninstall clean corpus deps mutate completion
 
 all: $(BUILD)/d4r-splice
 
@@ -93,6 +95,11 @@ ubsan:
 
 fuzz:
 	@scripts/fuzz $(FUZZ_SECONDS)
+
+# MUTATE="NAME..." runs those mutations only; MUTATE=--all-suites runs unit
+# and cli for each.
+mutate:
+	@scripts/mutate $(MUTATE)
 
 format:
 	clang-format -i $$(find src tests -name '*.[ch]')

@@ -53,6 +53,7 @@ static const CmdVerb commands[] = {
 	{"check", cmd_check, "every recipe of a layer against the oracle (CI)", NULL},
 	{"probe", cmd_probe, "instrument a module: store registers after its phases", NULL},
 	{"bisect", cmd_bisect, "where an original and a spliced module first differ", NULL},
+	{"profile", cmd_profile, "cycles per phase and epilogue, original vs spliced", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 

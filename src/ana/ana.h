@@ -85,6 +85,14 @@ bool df_stmt_uses(Dataflow *df, uint32_t stmt, uint32_t reg);
  * 0x0, 0b0, 0U, -0) or the float +0.0 (0f00000000, 0d0000000000000000,
  * 0.0)?  -0.0 (0f80000000) is not. */
 bool df_opd_is_zero(const Module *m, const Operand *o);
+/* Is s a mov of such a zero, or of a vector of them into a vector variable
+ * (`mov.v4.f32 c, {0f0, 0f0, 0f0, 0f0}`: each element of c is zero)?  The
+ * one definition of a zero C (phases, operand facts, native phases). */
+bool df_stmt_is_zero_mov(const Module *m, const Stmt *s);
+/* Is s a cvt to or from a packed or half type (e4m3x2, e5m2x2, f16x2,
+ * bf16x2, f16, bf16), or a pack (`mov.b32 %r, {%rs1, %rs2}`): what turns
+ * one phase's D into another's A? */
+bool df_stmt_is_conversion(const Module *m, const Stmt *s);
 /* Does wgmma.mma_async statement s read its accumulator D?  Not when its
  * scale-d operand (the fourth) is the immediate 0: then D = A * B. */
 bool df_wgmma_reads_d(const Module *m, const Stmt *s);
@@ -401,6 +409,8 @@ uint32_t phase_cut_last(const Phase *p, bool with_epilogue);
 /* mma statements (the parser's class: mma.sync, mma.sp, wmma.mma,
  * wgmma.mma_async) in statements [first, last] of f. */
 uint32_t ana_mma_count(const Module *m, const Func *f, uint32_t first, uint32_t last);
+/* Is statement s an mma (the same class)? */
+bool ana_stmt_is_mma(const Stmt *s);
 /* The first mma statement in [first, last] of f, or -1. */
 int64_t ana_mma_first(const Module *m, const Func *f, uint32_t first, uint32_t last);
 /* Does f hold an mma statement? */

@@ -91,6 +91,34 @@ bool df_opd_is_zero(const Module *m, const Operand *o)
 	return digit;
 }
 
+bool df_stmt_is_zero_mov(const Module *m, const Stmt *s)
+{
+	if (s->op != OP_MOV || s->nopd != 2)
+		return false;
+	uint32_t si = stmt_opd_index(m, s, 1);
+	const Operand *o = &m->opds.v[si];
+	if (o->kind != OPD_VEC)
+		return df_opd_is_zero(m, o);
+	if (!o->sub)
+		return false;
+	for (uint32_t k = si + 1; k < si + 1 + o->sub; k = opd_next(m, k))
+		if (!df_opd_is_zero(m, &m->opds.v[k]))
+			return false;
+	return true;
+}
+
+bool df_stmt_is_conversion(const Module *m, const Stmt *s)
+{
+	if (s->op == OP_CVT) {
+		static const char *const mods[] = {".e4m3x2", ".e5m2x2", ".f16x2",
+		                                   ".bf16x2", ".f16",    ".bf16"};
+		return stmt_mod_any(m, s, mods, ARRAY_SIZE(mods)) >= 0;
+	}
+	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
+		return stmt_opd(m, s, 1)->kind == OPD_VEC;
+	return false;
+}
+
 bool df_wgmma_reads_d(const Module *m, const Stmt *s)
 {
 	/* d, a, b, scale-d, ...: scale-d is the fourth operand in every form */

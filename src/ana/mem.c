@@ -30,16 +30,17 @@ static int comp_space(const char *p, size_t n)
 		k++;
 	static const struct {
 		const char *name;
+		size_t len;
 		int space;
 	} spaces[] = {
-		{".global", SP_GLOBAL}, {".shared", SP_SHARED}, {".local", SP_LOCAL},
-		{".const", SP_CONST},   {".param", SP_PARAM},
+		{".global", 7, SP_GLOBAL}, {".shared", 7, SP_SHARED}, {".local", 6, SP_LOCAL},
+		{".const", 6, SP_CONST},   {".param", 6, SP_PARAM},
 	};
 	if (k < 6 || k > 7)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(spaces); i++) {
 		const char *nm = spaces[i].name;
-		if (p[1] == nm[1] && nm[k] == 0 && !memcmp(p, nm, k))
+		if (p[1] == nm[1] && spaces[i].len == k && !memcmp(p, nm, k))
 			return spaces[i].space;
 	}
 	return -1;

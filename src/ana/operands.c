@@ -39,11 +39,11 @@
  *    A, B, C tuples of registers.  A range with wmma or wgmma statements,
  *    or with an operand that is not a register, gets `unsupported` with the
  *    statement and the reason, and no facts.
- *  - What a conversion, a zero and a load are is decided here as sources.c
- *    decides it for the phase table (cvt to or from a packed or half type,
- *    a pack `mov.b32 %r, {..}`; a mov of a literal zero; ld/ldu/ldmatrix),
- *    so the two agree on every enc4 phase; the copies are small and keep
- *    this file independent of the phase table's internals.
+ *  - What a conversion and a zero are is dataflow.c's one definition
+ *    (df_stmt_is_conversion, df_stmt_is_zero_mov), the phase table's too,
+ *    so the two agree; and whether two spaces may alias is cut.c's
+ *    (space_may_alias).  A load here is ld/ldu/ldmatrix: the loads whose
+ *    address the facts can give.
  */
 #include "ana/ana.h"
 
@@ -75,52 +75,6 @@ const char *addr_base_name(AddrBase b)
 static bool is_load_op(const Stmt *s)
 {
 	return s->op == OP_LD || s->op == OP_LDU || s->op == OP_LDMATRIX;
-}
-
-static bool is_zero_mov(const Module *m, const Stmt *s)
-{
-	if (s->op != OP_MOV || s->nopd != 2)
-		return false;
-	const Operand *o = stmt_opd(m, s, 1);
-	Str t = opd_str(m, o);
-	if (o->kind == OPD_INT) {
-		for (size_t i = 0; i < t.n; i++)
-			if (t.p[i] != '0' && t.p[i] != 'x' && t.p[i] != 'X' &&
-			    t.p[i] != 'U' && t.p[i] != 'u')
-				return false;
-		return true;
-	}
-	if (o->kind == OPD_FLOAT && t.n > 2) {
-		for (size_t i = 2; i < t.n; i++)
-			if (t.p[i] != '0')
-				return false;
-		return true;
-	}
-	return false;
-}
-
-static bool is_conversion(const Module *m, const Stmt *s)
-{
-	if (s->op == OP_CVT) {
-		static const char *const mods[] = {".e4m3x2", ".e5m2x2", ".f16x2",
-		                                   ".bf16x2", ".f16",    ".bf16"};
-		return stmt_mod_any(m, s, mods, ARRAY_SIZE(mods)) >= 0;
-	}
-	if (s->op == OP_MOV && s->nopd == 2)
-		return stmt_opd(m, s, 1)->kind == OPD_VEC;
-	return false;
-}
-
-/* May accesses to spaces a and b touch the same memory (the rule cut.c
- * applies: the same space, generic with anything, textures with surfaces)? */
-static bool spaces_alias(Space a, Space b)
-{
-	if (a == b)
-		return true;
-	bool ta = a == SP_TEX || a == SP_SURF, tb = b == SP_TEX || b == SP_SURF;
-	if (ta || tb)
-		return ta && tb;
-	return a == SP_GENERIC || b == SP_GENERIC;
 }
 
 /* ---- operand tuples -------------------------------------------------------- */
@@ -274,7 +228,7 @@ int ana_reload_check(Dataflow *df, uint32_t load, uint32_t at, OpdLoad *out)
 			return 0;
 		}
 		if (!(me.flags & (ME_STORE | ME_ATOMIC)) ||
-		    !spaces_alias(me.store, out->space))
+		    !space_may_alias(me.store, out->space))
 			continue;
 		const Addr *sa = addr_cached(df, k);
 		if (!la || !sa || !addr_disjoint(la, sa)) {
@@ -484,9 +438,9 @@ static void classify(Dataflow *df, const PhaseList *pl, PhaseOperands *po, uint3
 		w->elem = dest_elem(df, (uint32_t)d, w->reg, NULL);
 		return;
 	}
-	if (is_zero_mov(m, ds))
+	if (df_stmt_is_zero_mov(m, ds))
 		w->value = OV_ZERO;
-	else if (is_conversion(m, ds))
+	else if (df_stmt_is_conversion(m, ds))
 		w->value = OV_CONVERTED;
 	else
 		w->value = OV_COMPUTED;

@@ -341,9 +341,14 @@ static void classify_epilogue(Dataflow *df, Phase *ph, const Phase *next)
  * stops scanning once phase N and its epilogue are known.
  */
 
+bool ana_stmt_is_mma(const Stmt *s)
+{
+	return (s->flags & STMT_MMA) != 0;
+}
+
 static bool stmt_is_mma(const Module *m, const Func *f, uint32_t i)
 {
-	return (func_stmt(m, f, i)->flags & STMT_MMA) != 0;
+	return ana_stmt_is_mma(func_stmt(m, f, i));
 }
 
 /* The first phase whose first mma is at or after statement `from`: first,

@@ -44,12 +44,12 @@
 
 struct PhSlice {
 	Dataflow *df;
-	const int32_t *phase_of;   /* stmt -> phase number (0 if none) */
-	uint32_t *seen;            /* per statement: the slice that saw it last */
-	uint32_t epoch;            /* this slice's number */
+	const int32_t *phase_of; /* stmt -> phase number (0 if none) */
+	uint32_t *seen;          /* per statement: the slice that saw it last */
+	uint32_t epoch;          /* this slice's number */
 	uint32_t *stack;
 	size_t nstack, cap;
-	int32_t max_phase;         /* latest phase whose D the slice reaches */
+	int32_t max_phase; /* latest phase whose D the slice reaches */
 	uint32_t loads, visited;
 	int hit_conversion;
 };
@@ -91,19 +91,6 @@ static Space load_space(Dataflow *df, uint32_t st)
 	return sp;
 }
 
-/* cvt to or from a packed/half type, or a pack: what turns one phase's D
- * into another's A. */
-static int is_conversion(const Module *m, const Stmt *s)
-{
-	if (s->op == OP_CVT) {
-		static const char *const mods[] = {".e4m3x2", ".e5m2x2", ".f16x2", ".bf16x2", ".f16", ".bf16"};
-		return stmt_mod_any(m, s, mods, ARRAY_SIZE(mods)) >= 0;
-	}
-	if (s->op == OP_MOV && s->nopd == 2) /* mov.b32 %r, {%rs1, %rs2}: a pack */
-		return stmt_opd(m, s, 1)->kind == OPD_VEC;
-	return 0;
-}
-
 static void slice_push(PhSlice *sl, uint32_t st)
 {
 	if (sl->seen[st] == sl->epoch)
@@ -118,7 +105,8 @@ static void slice_push(PhSlice *sl, uint32_t st)
 
 /* Walks definitions backwards from the defs of `regs` used at `at`; stops at
  * mma statements (recording their phase) and at loads. */
-static void slice_run(PhSlice *sl, uint32_t at, const uint32_t *regs, unsigned nregs, uint32_t limit)
+static void slice_run(PhSlice *sl, uint32_t at, const uint32_t *regs, unsigned nregs,
+                      uint32_t limit)
 {
 	const Module *m = df_module(sl->df);
 	const Func *f = df_func(sl->df);
@@ -140,7 +128,7 @@ static void slice_run(PhSlice *sl, uint32_t at, const uint32_t *regs, unsigned n
 			sl->loads++;
 			continue;
 		}
-		if (is_conversion(m, s))
+		if (df_stmt_is_conversion(m, s))
 			sl->hit_conversion = 1;
 		uint32_t nu;
 		const uint32_t *u = df_uses(sl->df, st, &nu);
@@ -200,25 +188,6 @@ static bool is_copy(Dataflow *df, const Stmt *s, uint32_t *src)
 	    df_opd_partial(df, stmt_opd_index(m, s, 0)))
 		return false;
 	*src = oi;
-	return true;
-}
-
-/* mov of the immediate 0 (integer or +0.0: every bit zero), or of a
- * vector of such immediates into a vector variable (`mov.v4.f32 c, {0f0,
- * 0f0, 0f0, 0f0}`: each element of c is zero). */
-static bool is_zero_mov(const Module *m, const Stmt *s)
-{
-	if (s->op != OP_MOV || s->nopd != 2)
-		return false;
-	uint32_t si = stmt_opd_index(m, s, 1);
-	const Operand *o = &m->opds.v[si];
-	if (o->kind != OPD_VEC)
-		return df_opd_is_zero(m, o);
-	if (!o->sub)
-		return false;
-	for (uint32_t k = si + 1; k < si + 1 + o->sub; k = opd_next(m, k))
-		if (!df_opd_is_zero(m, &m->opds.v[k]))
-			return false;
 	return true;
 }
 
@@ -369,7 +338,7 @@ static bool moved_from_loads(Dataflow *df, Phase *ph, uint32_t d, int *k, Space 
 }
 
 void ph_classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
-                       const int32_t *phase_of, PhSlice *sl, const Phase *phases)
+                   const int32_t *phase_of, PhSlice *sl, const Phase *phases)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -399,7 +368,8 @@ void ph_classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
 			if (!ph->a_evidence)
 				ph->a_evidence = mmas[i];
 		}
-		unsigned nr = mo.a_desc ? 0 : ph_tuple_regs(df, mo.idx[1], regs, MAX_TUPLE);
+		unsigned nr =
+		    mo.a_desc ? 0 : ph_tuple_regs(df, mo.idx[1], regs, MAX_TUPLE);
 		for (unsigned r = 0; r < nr; r++) {
 			int64_t d = df_reaching_def(df, mmas[i], regs[r]);
 			int rk;
@@ -424,12 +394,16 @@ void ph_classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
 					} else if (sl->max_phase > 0) {
 						rk = AK_COMPUTED;
 					} else {
-						/* defined before an earlier phase began? */
+						/* defined before an earlier phase began?
+						 */
 						rk = AK_COMPUTED;
-						for (uint32_t p = 0; p + 1 < ph->number; p++)
-							if ((uint64_t)d < phases[p].first) {
+						for (uint32_t p = 0; p + 1 < ph->number;
+						     p++)
+							if ((uint64_t)d <
+							    phases[p].first) {
 								rk = AK_PASSTHROUGH;
-								q = (int32_t)phases[p].number;
+								q = (int32_t)phases[p]
+								        .number;
 								break;
 							}
 					}
@@ -453,7 +427,8 @@ void ph_classify_a(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
 	}
 	free(regs);
 	ph->a_kind = kind < 0 ? AK_COMPUTED : (ASrcKind)kind;
-	ph->a_from_phase = (ph->a_kind == AK_CONVERTED || ph->a_kind == AK_PASSTHROUGH) ? from : -1;
+	ph->a_from_phase =
+	    (ph->a_kind == AK_CONVERTED || ph->a_kind == AK_PASSTHROUGH) ? from : -1;
 	ph->a_space = ph->a_kind == AK_LOADED ? space : SP_GENERIC;
 	if (ph->a_kind != AK_SHARED && ph->a_kind != AK_MIXED)
 		ph->a_offsets.n = 0;
@@ -512,7 +487,7 @@ static CVal c_value(Dataflow *df, uint32_t d, uint32_t reg, const int32_t *phase
 		reg = sreg;
 		ds = func_stmt(m, f, d);
 	}
-	if (is_zero_mov(m, ds)) {
+	if (df_stmt_is_zero_mov(m, ds)) {
 		v.kind = CK_ZERO;
 	} else if (ds->flags & STMT_MMA) {
 		if ((uint32_t)phase_of[d] == phase)
@@ -597,7 +572,7 @@ static bool comes_round(Dataflow *df, const uint8_t *reach, uint32_t j, uint32_t
  * scale-d 0 reads no C: zero.
  */
 void ph_classify_c(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm,
-                       const uint8_t *chained, const int32_t *phase_of)
+                   const uint8_t *chained, const int32_t *phase_of)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
@@ -738,7 +713,8 @@ void ph_classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
 				all = 0;
 				break;
 			}
-			int64_t off = a.offset + (int64_t)a.elem_bytes * dest_index(df, (uint32_t)d, regs[r]);
+			int64_t off = a.offset + (int64_t)a.elem_bytes *
+			                             dest_index(df, (uint32_t)d, regs[r]);
 			if (!any) {
 				ph->b_lo = ph->b_hi = off;
 				ph->b_base = a.base_name;
@@ -752,8 +728,10 @@ void ph_classify_b(Dataflow *df, Phase *ph, const uint32_t *mmas, uint32_t nm)
 					ph->b_stride[k].bytes = a.stride[k].bytes;
 				}
 				any = 1;
-			} else if (!str_eq(a.base_name, ph->b_base) || a.param_off != ph->b_param_off) {
-				all = 0; /* B from more than one base: no single byte range */
+			} else if (!str_eq(a.base_name, ph->b_base) ||
+			           a.param_off != ph->b_param_off) {
+				all = 0; /* B from more than one base: no single byte
+				            range */
 				break;
 			} else {
 				if (off < ph->b_lo)

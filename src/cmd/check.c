@@ -64,6 +64,7 @@ typedef struct {
 	char sha256[65];
 	StrBuf diff;
 	int done;            /* has a GPU result */
+	GpuLogAttrs attrs;   /* the entry, from the verbose JIT log */
 } CheckItem;
 
 typedef struct {
@@ -89,6 +90,7 @@ static void finish(Queue *q, CheckItem *it, const GpuModuleResult *r)
 	it->median_ms = r->times.median_ms;
 	it->runs = r->times.n;
 	memcpy(it->sha256, r->sha256, sizeof it->sha256);
+	gpu_log_func_attrs(r->jit_log, q->mf->entry, &it->attrs);
 	if (r->status != GPU_OK) {
 		it->error = xstrdup(r->message ? r->message : gpu_status_name(r->status));
 		return;
@@ -119,6 +121,7 @@ static void run_batch(Queue *q, size_t *idx, size_t n)
 	job.warmup = q->runs ? 2 : 0;
 	job.timeout_s = q->timeout;
 	job.no_cache = q->no_cache;
+	job.verbose_jit = true; /* registers, stack, shared memory and spills in the log */
 	GpuResult gr;
 	memset(&gr, 0, sizeof gr);
 	Err e = ERR_INIT;
@@ -534,6 +537,11 @@ int cmd_check(int argc, char **argv)
 			printf(" jit %.2fs", it->jit_s);
 			if (it->runs)
 				printf("  %.3f ms median (%u runs)", it->median_ms, it->runs);
+			if (it->attrs.known)
+				printf("  %d regs, %d B stack%s", it->attrs.regs, it->attrs.stack_bytes,
+				       i && gpu_log_attrs_spill_more(&items[0].attrs, &it->attrs)
+				           ? ", SPILLS where the original does not"
+				           : "");
 		}
 		if (it->error) {
 			const char *nl = strchr(it->error, '\n');

@@ -405,6 +405,8 @@ have_recipes:
 	job.warmup = runs ? 3 : 0;
 	job.timeout_s = timeout;
 	job.no_cache = no_cache;
+	job.parallel_jit = true;
+	job.verbose_jit = true; /* the log's registers, stack, shared memory, spills */
 	if (gpu_job_run(&job, &gr, &e) < 0) {
 		job_error(&rep, err_msg(&e));
 		goto out;
@@ -450,7 +452,9 @@ have_recipes:
 	if (keep_dir && o->status == GPU_OK)
 		write_keep(keep_dir, "original.frame", o->frame, o->frame_len);
 	double total = now_seconds() - t_start;
-	double jit = o->jit_seconds + s->jit_seconds;
+	/* Side by side, the JITs cost the job their wall, not their sum. */
+	double jit = gr.jit_parallel ? gr.jit_wall_seconds : o->jit_seconds + s->jit_seconds;
+	double jit_longest = MAX(o->jit_seconds, s->jit_seconds);
 	double gpu_ms = 0;
 	if (o->times.n)
 		gpu_ms += o->times.median_ms * (o->times.n + job.warmup);
@@ -459,6 +463,11 @@ have_recipes:
 	double own = total - jit - gr.setup_seconds - gpu_ms / 1e3;
 	if (own < 0)
 		own = 0;
+	/* what the compiler made of each kernel (profile: d4r-splice profile) */
+	GpuLogAttrs la_o, la_s;
+	gpu_log_func_attrs(o->jit_log, mf.entry, &la_o);
+	gpu_log_func_attrs(s->jit_log, mf.entry, &la_s);
+	bool spills_more = gpu_log_attrs_spill_more(&la_o, &la_s);
 	double ratio = (o->times.n && s->times.n && o->times.median_ms > 0)
 	                   ? s->times.median_ms / o->times.median_ms
 	                   : 0;
@@ -540,10 +549,24 @@ have_recipes:
 			if (dj)
 				cJSON_AddItemToObject(root, orig_differs == 1 ? "original_diff" : "diff", dj);
 		}
+		cJSON *cm = cJSON_AddObjectToObject(root, "compiled");
+		const GpuLogAttrs *las[2] = {&la_o, &la_s};
+		for (int k = 0; k < 2; k++) {
+			cJSON *c = cJSON_AddObjectToObject(cm, k ? "spliced" : "original");
+			cJSON_AddBoolToObject(c, "known", las[k]->known);
+			cJSON_AddNumberToObject(c, "registers", las[k]->regs);
+			cJSON_AddNumberToObject(c, "stack_bytes", las[k]->stack_bytes);
+			cJSON_AddNumberToObject(c, "shared_bytes", las[k]->shared_bytes);
+			cJSON_AddNumberToObject(c, "spill_store_bytes", (double)las[k]->spill_stores);
+			cJSON_AddNumberToObject(c, "spill_load_bytes", (double)las[k]->spill_loads);
+		}
+		cJSON_AddBoolToObject(cm, "spliced_spills_where_original_does_not", spills_more);
 		cJSON_AddNumberToObject(root, "ratio", ratio);
 		cJSON *t = cJSON_AddObjectToObject(root, "seconds");
 		cJSON_AddNumberToObject(t, "splice", t_splice);
 		cJSON_AddNumberToObject(t, "jit", jit);
+		cJSON_AddBoolToObject(t, "jit_parallel", gr.jit_parallel);
+		cJSON_AddNumberToObject(t, "jit_longest", jit_longest);
 		cJSON_AddNumberToObject(t, "setup", gr.setup_seconds);
 		cJSON_AddNumberToObject(t, "launches", gpu_ms / 1e3);
 		cJSON_AddNumberToObject(t, "compare", t_compare);
@@ -588,15 +611,25 @@ have_recipes:
 		if (ratio > 0)
 			printf("  ratio     spliced/original %.2fx (%s)\n", ratio,
 			       ratio > 1.02 ? "slower" : ratio < 0.98 ? "faster" : "about the same");
+		if (la_o.known || la_s.known) {
+			sb_reset(&line);
+			gpu_log_attrs_text(&la_o, &line);
+			printf("  compiled  original %s\n", line.p);
+			sb_reset(&line);
+			gpu_log_attrs_text(&la_s, &line);
+			printf("            spliced  %s%s\n", line.p,
+			       spills_more ? "  SPILLS where the original does not" : "");
+		}
 		if (orig_differs == 1 || spl_differs == 1) {
 			sb_reset(&line);
 			frame_diff_describe(&lay, orig_differs == 1 ? &d_orig : &d_spl, &line);
 			printf("  diff      %s%s\n", orig_differs == 1 ? "original vs oracle: " : "", line.p);
 		}
-		printf("  seconds   splice %.3f, JIT %.2f (original %.2f%s, spliced %.2f%s), setup %.2f, "
+		printf("  seconds   splice %.3f, JIT %.2f (%soriginal %.2f%s, spliced %.2f%s), setup %.2f, "
 		       "launches %.3f, compare %.3f, tool %.3f, total %.2f\n",
-		       t_splice, jit, o->jit_seconds, o->jit_cached ? " cached" : "", s->jit_seconds,
-		       s->jit_cached ? " cached" : "", gr.setup_seconds, gpu_ms / 1e3, t_compare, own, total);
+		       t_splice, jit, gr.jit_parallel ? "parallel: " : "", o->jit_seconds,
+		       o->jit_cached ? " cached" : "", s->jit_seconds, s->jit_cached ? " cached" : "",
+		       gr.setup_seconds, gpu_ms / 1e3, t_compare, own, total);
 		if (gr.device[0])
 			printf("  device    %s (sm_%d%d, driver %d)\n", gr.device, gr.cc_major, gr.cc_minor,
 			       gr.driver_version);

@@ -45,10 +45,11 @@ static const char *const usage[] = {
  * in memory, one line per phase: "ok", "FAIL" with the error, or "skip"
  * with the reason when the template cannot apply to the cut (perturb and a
  * wgmma whose wait is outside it).  Each splice is checked to keep every
- * byte outside its region, and with --check=ptxas the spliced module must
- * pass ptxas -e ENTRY (the whole module for a .func); what ptxas says about
- * a module it accepts is shown, not summarised as "ptxas ok".  A run that
- * splices nothing proves nothing and exits 2, as one with a failure does.
+ * byte outside the cut's statements (outside_kept), and with --check=ptxas
+ * the spliced module must pass ptxas -e ENTRY (the whole module for a
+ * .func); what ptxas says about a module it accepts is shown, not
+ * summarised as "ptxas ok".  A run that splices nothing proves nothing and
+ * exits 2, as one with a failure does.
  * This is the mechanism's proof on real vendor code (tests/corpus/t0300)
  * and the splice-time benchmark (times against the parse of the same run).
  */
@@ -164,11 +165,21 @@ static void check_arch(const Module *m, const char *arch_opt, char arch[64])
 		splice_module_arch(m, arch, 64);
 }
 
-/* Are the bytes of res outside its region those of orig[0..n)? */
-static bool outside_kept(const SpliceResult *res, const char *orig, size_t n)
+/*
+ * Are the bytes of orig[0..n) outside the cut s`first`..s`last` of f kept in
+ * the output, in place?  The output must begin with the bytes before the
+ * cut's first statement and end with those after its last statement's ';'.
+ * The span is the statements' own, from m (the parse of orig), not the
+ * region the splicer reports, so the check does not take the splicer's word
+ * for where its edit lies: a splice that also changed a byte beside the cut
+ * fails it.
+ */
+static bool outside_kept(const SpliceResult *res, const Module *m, const Func *f, uint32_t first,
+                         uint32_t last, const char *orig, size_t n)
 {
-	size_t pre = res->region_off, suf = res->text.n - res->region_off - res->region_len;
-	return pre + suf <= n && !memcmp(res->text.p, orig, pre) &&
+	const Stmt *s0 = func_stmt(m, f, first), *s1 = func_stmt(m, f, last);
+	size_t pre = s0->off, suf = n - ((size_t)s1->off + s1->len);
+	return pre + suf <= res->text.n && !memcmp(res->text.p, orig, pre) &&
 	       !memcmp(res->text.p + res->text.n - suf, orig + n - suf, suf);
 }
 
@@ -257,7 +268,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 				failed++;
 				why = "a splice failed";
 			} else {
-				if (!outside_kept(&res, cur.p, cur.n)) {
+				if (!outside_kept(&res, m, f, r.first, r.last, cur.p, cur.n)) {
 					if (!rows)
 						printf("FAIL  %s phase %u: bytes outside the cut changed\n",
 						       ename, pl.v[p].number);
@@ -481,8 +492,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			if (rc < 0)
 				why = err_msg(&e);
 			else {
-				/* bytes outside the region are the input's */
-				if (!outside_kept(&res, mf.p, mf.n))
+				/* bytes outside the cut are the input's */
+				if (!outside_kept(&res, m, f, r.first, r.last, mf.p, mf.n))
 					why = "bytes outside the cut changed";
 				else if (ptxas) {
 					int pr =

@@ -297,3 +297,44 @@ void gpu_child_result_release(GpuChildResult *r)
 	free(r->stage);
 	memset(r, 0, sizeof(*r));
 }
+
+/* ---- children side by side ------------------------------------------------- */
+
+typedef struct {
+	GpuChildBody body;
+	GpuChildTask *task;
+	double timeout_s, jit_limit_s;
+} Side;
+
+static void *side_thread(void *p)
+{
+	Side *s = p;
+	s->task->rc = gpu_child_run(s->body, s->task->arg, s->timeout_s, s->jit_limit_s,
+	                            &s->task->cr, &s->task->e);
+	return NULL;
+}
+
+void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double timeout_s,
+                       double jit_limit_s, bool serial, double *wall_s)
+{
+	Side *sides = xcalloc(n + 1, sizeof(Side));
+	pthread_t *th = xcalloc(n + 1, sizeof(pthread_t));
+	bool *started = xcalloc(n + 1, sizeof(bool));
+	double t0 = now_seconds();
+	for (size_t k = 0; k < n; k++) {
+		sides[k] = (Side){body, &tasks[k], timeout_s, jit_limit_s};
+		tasks[k].e = (Err)ERR_INIT;
+		if (!serial && pthread_create(&th[k], NULL, side_thread, &sides[k]) == 0)
+			started[k] = true;
+		else
+			side_thread(&sides[k]);
+	}
+	for (size_t k = 0; k < n; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
+	if (wall_s)
+		*wall_s = now_seconds() - t0;
+	free(sides);
+	free(th);
+	free(started);
+}

@@ -81,6 +81,25 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
                   GpuChildResult *r, Err *e);
 void gpu_child_result_release(GpuChildResult *r);
 
+/* One child of gpu_child_run_all: its argument in, its end out. */
+typedef struct {
+	void *arg;          /* what body gets */
+	int rc;             /* gpu_child_run's return */
+	GpuChildResult cr;  /* when rc == 0; release it with gpu_child_result_release */
+	Err e;              /* why it could not start, when rc < 0; release it */
+} GpuChildTask;
+
+/*
+ * Runs body(tasks[i].arg) for every task, each in a child of its own
+ * (gpu_child_run, with the same limits for all), every child at the same
+ * time: one thread per task starts its child and waits for it.  With
+ * `serial`, or where a thread cannot be made, one after the other in this
+ * thread.  Returns when every child has ended; *wall_s (may be NULL) gets
+ * the seconds from the first start to the last end.
+ */
+void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double timeout_s,
+                       double jit_limit_s, bool serial, double *wall_s);
+
 /*
  * A watcher of the waits: while gpu_child_run waits for a child it calls
  * fn(ctx, stage, seconds) about four times a second with the stage the

@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 GpuDriver gpu_cu;
 CUresult gpu_cu_last_error;
@@ -338,6 +340,50 @@ static int cache_load(const char *file, GpuJitResult *r)
 	return rc;
 }
 
+/* The cache key of ptx[0..n) for the current context's device, the cache
+ * folder (*dir, NULL when none is known) and the image's file in it
+ * (*file, NULL with no folder); both malloc'd.  -1 without a context. */
+static int cache_file(const char *ptx, size_t n, const GpuJitOptions *o, char key[65],
+                      char **dir, char **file, Err *e)
+{
+	CUdevice dev;
+	int major = 0, minor = 0;
+	*dir = *file = NULL;
+	if (gpu_cu_check(gpu_cu.cuCtxGetDevice(&dev), "cuCtxGetDevice", e) < 0)
+		return -1;
+	gpu_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	gpu_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	char opts[128];
+	option_string(o, opts, sizeof opts);
+	gpu_cache_key(ptx, n, gpu_cu.driver_version, major, minor, opts, key);
+	if (o && o->image_file) {
+		*file = xstrdup(o->image_file);
+		return 0;
+	}
+	*dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
+	if (*dir) {
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "%s/%s.cubin", *dir, key);
+		*file = sb.p;
+	}
+	return 0;
+}
+
+bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o)
+{
+	if (o && o->no_cache)
+		return false;
+	char key[65], *dir, *file;
+	Err ig = ERR_INIT;
+	struct stat st;
+	bool hit = cache_file(ptx, n, o, key, &dir, &file, &ig) == 0 && file &&
+	           access(file, R_OK) == 0 && stat(file, &st) == 0 && st.st_size > 0;
+	free(dir);
+	free(file);
+	err_release(&ig);
+	return hit;
+}
+
 int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e)
 {
 	memset(r, 0, sizeof(*r));
@@ -365,20 +411,11 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 		goto out;
 	}
 
-	CUdevice dev;
-	int major = 0, minor = 0;
-	if (gpu_cu_check(gpu_cu.cuCtxGetDevice(&dev), "cuCtxGetDevice", e) < 0)
+	if (cache_file(text, n, o, r->key, &dir, &file, e) < 0)
 		goto out;
-	gpu_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-	gpu_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-	char opts[128];
-	option_string(o, opts, sizeof opts);
-	gpu_cache_key(text, n, gpu_cu.driver_version, major, minor, opts, r->key);
-	dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
-	if (dir) {
+	if (file) {
 		StrBuf sb = STRBUF_INIT;
-		sb_addf(&sb, "%s/%s.cubin", dir, r->key);
-		file = xstrdup(sb.p);
+		sb_addf(&sb, "%s", file);
 		if (cache_load(file, r) == 0) {
 			r->cached = true;
 			take_logs(&j, r);
@@ -387,7 +424,7 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 			size_t loglen;
 			Err ig = ERR_INIT;
 			sb_addf(&sb, ".log");
-			if (read_file(sb.p, &log, &loglen, &ig) == 0) {
+			if (dir && read_file(sb.p, &log, &loglen, &ig) == 0) {
 				free(r->info_log);
 				r->info_log = log;
 			}
@@ -424,7 +461,8 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	if (file) {
 		/* A cache that cannot be written costs time, not correctness. */
 		Err ig = ERR_INIT;
-		if (mkdir_p(dir, &ig) == 0 && write_file_atomic(file, cubin, cubin_size, &ig) == 0) {
+		if ((!dir || mkdir_p(dir, &ig) == 0) &&
+		    write_file_atomic(file, cubin, cubin_size, &ig) == 0 && dir) {
 			StrBuf lp = STRBUF_INIT;
 			sb_addf(&lp, "%s.log", file);
 			write_file_atomic(lp.p, r->info_log, strlen(r->info_log), &ig);
@@ -456,4 +494,156 @@ void gpu_jit_result_release(GpuJitResult *r)
 	free(r->info_log);
 	free(r->error_log);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- what the compiler made ------------------------------------------------ */
+
+int gpu_func_attrs(CUfunction f, GpuFuncAttrs *a, Err *e)
+{
+	memset(a, 0, sizeof(*a));
+	if (gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+	                 "cuFuncGetAttribute NUM_REGS", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->local_bytes,
+	                                           CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
+	                 "cuFuncGetAttribute LOCAL_SIZE_BYTES", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->shared_bytes,
+	                                           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+	                 "cuFuncGetAttribute SHARED_SIZE_BYTES", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuFuncGetAttribute(&a->max_threads,
+	                                           CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
+	                 "cuFuncGetAttribute MAX_THREADS_PER_BLOCK", e) < 0)
+		return -1;
+	a->known = true;
+	return 0;
+}
+
+/* The number before `word` in line[0..n) ("12 bytes spill stores"), or 0. */
+static uint64_t number_before(const char *line, size_t n, const char *word)
+{
+	size_t wl = strlen(word);
+	for (size_t i = 0; i + wl <= n; i++) {
+		if (memcmp(line + i, word, wl))
+			continue;
+		size_t j = i;
+		while (j > 0 && line[j - 1] == ' ')
+			j--;
+		size_t k = j;
+		while (k > 0 && line[k - 1] >= '0' && line[k - 1] <= '9')
+			k--;
+		return k < j ? strtoull(line + k, NULL, 10) : 0;
+	}
+	return 0;
+}
+
+unsigned gpu_log_spills(const char *log, StrBuf *lines, uint64_t *stores, uint64_t *loads)
+{
+	unsigned count = 0;
+	if (stores)
+		*stores = 0;
+	if (loads)
+		*loads = 0;
+	for (const char *p = log; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		uint64_t st = number_before(p, n, "bytes spill stores");
+		uint64_t ld = number_before(p, n, "bytes spill loads");
+		if (st || ld) {
+			count++;
+			if (stores)
+				*stores += st;
+			if (loads)
+				*loads += ld;
+			if (lines) {
+				const char *q = p;
+				while (q < p + n && (*q == ' ' || *q == '\t'))
+					q++;
+				sb_addn(lines, q, (size_t)(p + n - q));
+				sb_addc(lines, '\n');
+			}
+		}
+		p += n + (nl != NULL);
+	}
+	return count;
+}
+
+void gpu_func_attrs_text(const GpuFuncAttrs *a, StrBuf *out)
+{
+	if (!a->known) {
+		sb_adds(out, "-");
+		return;
+	}
+	sb_addf(out, "%d registers, %d B local, %d B shared", a->regs, a->local_bytes,
+	        a->shared_bytes);
+}
+
+/* The entry's block of a verbose log: [*from, *to). */
+static int entry_block(const char *log, const char *entry, const char **from, const char **to)
+{
+	char want[320];
+	snprintf(want, sizeof want, "Compiling entry function '%s'", entry);
+	const char *p = strstr(log, want);
+	if (!p) {
+		snprintf(want, sizeof want, "Function properties for %s\n", entry);
+		p = strstr(log, want);
+	}
+	if (!p)
+		return -1;
+	const char *q = strstr(p + 1, "Compiling entry function '");
+	const char *r = strstr(p + strlen(want), "Function properties for ");
+	/* a later "Function properties for" of another function ends it too */
+	if (r && strncmp(r + 24, entry, strlen(entry)) != 0 && (!q || r < q))
+		q = r;
+	*from = p;
+	*to = q ? q : p + strlen(p);
+	return 0;
+}
+
+int gpu_log_func_attrs(const char *log, const char *entry, GpuLogAttrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	const char *p, *end;
+	if (!log || entry_block(log, entry, &p, &end) < 0)
+		return -1;
+	a->known = true;
+	for (; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *u = memmem(p, n, "Used ", 5);
+		if (u && memmem(p, n, " registers", 10))
+			a->regs = atoi(u + 5);
+		if (memmem(p, n, "bytes smem", 10))
+			a->shared_bytes = (int)number_before(p, n, "bytes smem");
+		if (memmem(p, n, "bytes stack frame", 17)) {
+			a->stack_bytes = (int)number_before(p, n, "bytes stack frame");
+			a->spill_stores = number_before(p, n, "bytes spill stores");
+			a->spill_loads = number_before(p, n, "bytes spill loads");
+			const char *q = p;
+			while (q < p + n && (*q == ' ' || *q == '\t'))
+				q++;
+			snprintf(a->spill_line, sizeof a->spill_line, "%.*s", (int)(p + n - q), q);
+		}
+		p += n + (nl != NULL);
+	}
+	return 0;
+}
+
+void gpu_log_attrs_text(const GpuLogAttrs *a, StrBuf *out)
+{
+	if (!a->known) {
+		sb_adds(out, "-");
+		return;
+	}
+	sb_addf(out, "%d registers, %d B stack, %d B shared, ", a->regs, a->stack_bytes,
+	        a->shared_bytes);
+	if (a->spill_stores || a->spill_loads)
+		sb_addf(out, "spills %llu B stored / %llu B loaded",
+		        (unsigned long long)a->spill_stores, (unsigned long long)a->spill_loads);
+	else
+		sb_adds(out, "no spills");
+}
+
+bool gpu_log_attrs_spill_more(const GpuLogAttrs *a, const GpuLogAttrs *b)
+{
+	return a->known && b->known && (b->spill_stores || b->spill_loads) &&
+	       !(a->spill_stores || a->spill_loads);
 }

@@ -125,6 +125,9 @@ typedef struct {
 	const char *cache_dir;     /* NULL: gpu_cache_dir() */
 	bool verbose;              /* CU_JIT_LOG_VERBOSE (register use per function) */
 	int opt_level;             /* CU_JIT_OPTIMIZATION_LEVEL 0-4; -1 the driver's default */
+	const char *image_file;    /* the image's file instead of the cache's (not with
+	                              no_cache): loaded when not empty, else written;
+	                              no info log kept beside it */
 	GpuLineNote line_note;
 	void *line_ctx;
 } GpuJitOptions;
@@ -146,7 +149,8 @@ typedef struct {
  * sha256(PTX, driver version, device compute capability, JIT options); a
  * hit is loaded with cuModuleLoadData, a miss is compiled with
  * cuLinkCreate / cuLinkAddData / cuLinkComplete (which hands back the
- * cubin), stored, then loaded.  With no_cache: cuModuleLoadDataEx.
+ * cubin), stored, then loaded.  With image_file, that file takes the
+ * cached image's place (empty: a miss).  With no_cache: cuModuleLoadDataEx.
  *
  * On failure: -1; the message holds the error log, and for every PTX line
  * the log names ("line N"), that line of the PTX (and the line_note's
@@ -154,6 +158,14 @@ typedef struct {
  */
 int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, Err *e);
 void gpu_jit_result_release(GpuJitResult *r);
+
+/*
+ * Whether gpu_jit with these options would load ptx[0..n) from the image
+ * cache (an image for the current context's device is there) or from a
+ * non-empty image_file: false with no_cache, without a cache folder,
+ * without a context.  Reads no image.
+ */
+bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o);
 
 /* $XDG_CACHE_HOME/d4r-splice, else ~/.cache/d4r-splice (malloc'd), or
  * NULL when neither is known. */
@@ -174,5 +186,56 @@ void gpu_cache_key(const char *ptx, size_t n, int driver_version, int cc_major,
  */
 void gpu_log_lines(const char *log, const char *ptx, size_t n, unsigned max,
                    GpuLineNote note, void *note_ctx, StrBuf *out);
+
+/* What the compiler made of a kernel (cuFuncGetAttribute). */
+typedef struct {
+	bool known;       /* the attributes were read */
+	int regs;         /* CU_FUNC_ATTRIBUTE_NUM_REGS: registers per thread */
+	int local_bytes;  /* ..._LOCAL_SIZE_BYTES: local memory per thread (spills, stack) */
+	int shared_bytes; /* ..._SHARED_SIZE_BYTES: static shared memory per block */
+	int max_threads;  /* ..._MAX_THREADS_PER_BLOCK with these registers */
+} GpuFuncAttrs;
+
+/* The attributes of f; -1 naming the call that failed. */
+int gpu_func_attrs(CUfunction f, GpuFuncAttrs *a, Err *e);
+
+/*
+ * The spill lines of a JIT info log (with CU_JIT_LOG_VERBOSE the compiler
+ * writes "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+ * per function): every line that names spills with a number that is not
+ * 0 is appended to `lines` (may be NULL), one per line, and the spill
+ * stores and loads are summed into *stores and *loads (may be NULL).
+ * Returns the number of such lines.  Pure.
+ */
+unsigned gpu_log_spills(const char *log, StrBuf *lines, uint64_t *stores, uint64_t *loads);
+
+/* What the compiler's verbose log (CU_JIT_LOG_VERBOSE) says of one entry. */
+typedef struct {
+	bool known;                /* the log has the entry's block */
+	int regs;                  /* "Used N registers" */
+	int stack_bytes;           /* "N bytes stack frame": local memory per thread */
+	int shared_bytes;          /* "N bytes smem" */
+	uint64_t spill_stores, spill_loads;
+	char spill_line[192];      /* "1096 bytes stack frame, 3192 bytes spill stores, ..." */
+} GpuLogAttrs;
+
+/*
+ * The figures of `entry` in a verbose JIT log: the lines from "Compiling
+ * entry function 'ENTRY'" (or "Function properties for ENTRY") up to the
+ * next function's.  Returns 0, or -1 (a->known false) when the log has no
+ * such block (a log that is not verbose, a cached image without its log).
+ * Pure.
+ */
+int gpu_log_func_attrs(const char *log, const char *entry, GpuLogAttrs *a);
+
+/* "168 registers, 1096 B stack, 16384 B shared, spills 3192 B stored / 3404 B
+ * loaded" (or "no spills"); "-" when unknown. */
+void gpu_log_attrs_text(const GpuLogAttrs *a, StrBuf *out);
+
+/* Does b spill where a does not (both known)? */
+bool gpu_log_attrs_spill_more(const GpuLogAttrs *a, const GpuLogAttrs *b);
+
+/* "168 registers, 0 B local, 16384 B shared" */
+void gpu_func_attrs_text(const GpuFuncAttrs *a, StrBuf *out);
 
 #endif

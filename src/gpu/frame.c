@@ -353,6 +353,36 @@ static void png_warn_fn(png_structp png, png_const_charp msg)
 	(void)msg;
 }
 
+int frame_png_rgb(const char *path, unsigned w, unsigned h, const unsigned char *rgb, Err *e)
+{
+	OutFile out;
+	if (out_open(&out, path, e) < 0)
+		return -1;
+	PngErr pe = {.msg = ""};
+	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &pe, png_error_fn,
+	                                          png_warn_fn);
+	png_infop info = png ? png_create_info_struct(png) : NULL;
+	if (!png || !info) {
+		png_destroy_write_struct(&png, NULL);
+		out_abort(&out);
+		return err_set(e, "cannot write '%s': out of memory in libpng", path);
+	}
+	if (setjmp(pe.jb)) {
+		png_destroy_write_struct(&png, &info);
+		out_abort(&out);
+		return err_set(e, "cannot write '%s': %s", path, pe.msg);
+	}
+	png_init_io(png, out.f);
+	png_set_IHDR(png, info, w, h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(png, info);
+	for (unsigned y = 0; y < h; y++)
+		png_write_row(png, (png_bytep)(rgb + (size_t)y * w * 3));
+	png_write_end(png, info);
+	png_destroy_write_struct(&png, &info);
+	return out_commit(&out, e);
+}
+
 int frame_diff_image(const char *path, const FrameLayout *lay, const unsigned char *a,
                      const unsigned char *b, size_t n, const FrameDiff *d, Err *e)
 {
@@ -376,35 +406,12 @@ int frame_diff_image(const char *path, const FrameLayout *lay, const unsigned ch
 	unsigned ch = o->channels ? o->channels : 1, w = o->width, h = o->height;
 	const unsigned char *pa = a + o->off, *pb = b + o->off;
 
-	OutFile out;
-	if (out_open(&out, path, e) < 0)
-		return -1;
-	unsigned char *row = xmalloc((size_t)w * 3);
-	PngErr pe = {.msg = ""};
-	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &pe, png_error_fn,
-	                                          png_warn_fn);
-	png_infop info = png ? png_create_info_struct(png) : NULL;
-	if (!png || !info) {
-		png_destroy_write_struct(&png, NULL);
-		free(row);
-		out_abort(&out);
-		return err_set(e, "cannot write '%s': out of memory in libpng", path);
-	}
-	if (setjmp(pe.jb)) {
-		png_destroy_write_struct(&png, &info);
-		free(row);
-		out_abort(&out);
-		return err_set(e, "cannot write '%s': %s", path, pe.msg);
-	}
-	png_init_io(png, out.f);
-	png_set_IHDR(png, info, w, h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-	png_write_info(png, info);
+	unsigned char *rgb = xmalloc((size_t)w * h * 3 + 1);
 	size_t px = (size_t)ch * es;
 	for (unsigned y = 0; y < h; y++) {
 		for (unsigned x = 0; x < w; x++) {
 			size_t at = ((size_t)y * w + x) * px;
-			unsigned char *q = row + (size_t)x * 3;
+			unsigned char *q = rgb + ((size_t)y * w + x) * 3;
 			if (memcmp(pa + at, pb + at, px)) {
 				q[0] = 255, q[1] = 0, q[2] = 0;
 				continue;
@@ -416,10 +423,8 @@ int frame_diff_image(const char *path, const FrameLayout *lay, const unsigned ch
 			unsigned char v = (unsigned char)(24 + g / nc * 0.4 * 255);
 			q[0] = q[1] = q[2] = v;
 		}
-		png_write_row(png, row);
 	}
-	png_write_end(png, info);
-	png_destroy_write_struct(&png, &info);
-	free(row);
-	return out_commit(&out, e);
+	int rc = frame_png_rgb(path, w, h, rgb, e);
+	free(rgb);
+	return rc;
 }

@@ -87,4 +87,8 @@ void frame_diff_json(const FrameLayout *lay, const FrameDiff *d, StrBuf *sb);
 int frame_diff_image(const char *path, const FrameLayout *lay, const unsigned char *a,
                      const unsigned char *b, size_t n, const FrameDiff *d, Err *e);
 
+/* Writes an RGB image (w x h pixels, 3 bytes each, row after row) as PNG
+ * to `path`, atomically.  -1 with libpng's message. */
+int frame_png_rgb(const char *path, unsigned w, unsigned h, const unsigned char *rgb, Err *e);
+
 #endif

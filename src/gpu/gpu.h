@@ -23,6 +23,18 @@
  * together in one process (res->timing_status says why when even that
  * failed).
  *
+ * With job->parallel_jit, the JITs of two or more modules whose images
+ * the cache lacks run side by side before that child, each in a child of
+ * its own (gpu_child_run_all) that only compiles and stores the image; the
+ * child of the launches then loads them from the cache, so no two
+ * processes ever launch at the same time and the timed runs are the same
+ * as without it.  Each module's JIT seconds are its own child's compile
+ * (res->jit_wall_seconds: the side-by-side part's wall).  With no_cache,
+ * or without a cache folder, the images go through temporary files
+ * (base/temp.h) removed afterwards.  A module whose JIT failed there keeps that
+ * failure and is not compiled again.  `check` leaves it off: its --jobs
+ * run jobs side by side already.
+ *
  * The PTX is handed to the JIT as given: reducing it to the launched entries
  * is a step before the job (layer.h: gpu_reduce_module), taken on the
  * module the verb has parsed already.
@@ -44,6 +56,8 @@ typedef struct {
 	size_t ptx_len;
 	GpuLineNote line_note;     /* maps PTX lines in JIT errors (may be NULL) */
 	void *line_ctx;
+	const char *image_file;    /* the compiled image's file instead of the cache's
+	                              (gpu_job_run sets it for parallel_jit; NULL) */
 } GpuModuleSrc;
 
 typedef struct {
@@ -58,6 +72,7 @@ typedef struct {
 	const char *cache_dir;     /* NULL: gpu_cache_dir() */
 	bool verbose_jit;          /* CU_JIT_LOG_VERBOSE */
 	int device;                /* CUDA device ordinal */
+	bool parallel_jit;         /* JIT the modules side by side first (see below) */
 } GpuJob;
 
 typedef struct {
@@ -89,9 +104,13 @@ typedef struct {
 	char device[128];          /* "" when the child did not get that far */
 	int cc_major, cc_minor;
 	int driver_version;
-	double wall_seconds;       /* the child, fork to exit */
+	double wall_seconds;       /* the children, fork to exit (JIT children side
+	                              by side counted once, by their wall) */
 	double setup_seconds;      /* context and layer (allocation, input images) */
 	double host_seconds;       /* the tool's own overhead: wall - JIT - GPU time */
+	bool jit_parallel;         /* two or more modules' JIT figures come from
+	                              children that compiled them side by side */
+	double jit_wall_seconds;   /* those children, first start to last end */
 } GpuResult;
 
 /*

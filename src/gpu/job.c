@@ -12,15 +12,38 @@
  *   'X'  the end: the child's own wall, JIT and GPU seconds
  *   'E'  the job failed before any module (context, layer): status error
  *        or fault, applies to every module
+ *   'J'  (parallel_jit) per module, whether the cache lacks its image; sent
+ *        instead of everything else when two or more do
+ *
+ * A JIT child (parallel_jit) sends 'M' with its module's JIT figures and
+ * no frame, or the module's failure.
+ *
+ * Decisions:
+ *  - The JITs run side by side and the launches do not: each JIT child
+ *    only compiles and stores its image in the cache, and the one child of
+ *    the launches loads them all from there, times the modules alternating
+ *    as always, in one context.  Launches of two processes on one GPU
+ *    would skew each other's medians; compiles only share the CPUs.
+ *  - The child of the launches is asked first which images the cache
+ *    lacks (it has the context the cache key needs; this process never
+ *    initialises CUDA).  A warm job, or one where a single module changed,
+ *    runs as before in that one child; only when two or more images are
+ *    missing does it stop, and the JIT children run, then that child again.
+ *  - With no_cache or no cache folder, a temporary file per module
+ *    (d4r-splice-jit-XXXXXX.cubin under $TMPDIR, base/temp.h: removed on
+ *    every exit path) stands in for its image in the cache.  Only the
+ *    main job sets parallel_jit, from the main thread, as temp.h needs.
  */
 #include "gpu/gpu.h"
 
 #include "base/sha256.h"
+#include "base/temp.h"
 #include "gpu/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- payload encoding ------------------------------------------------------ */
 
@@ -197,6 +220,44 @@ typedef struct {
 	double jit_s, gpu_ms;
 } Child;
 
+/* The driver's own compute cache is set aside (driver.c says why). */
+static void set_aside_driver_cache(void)
+{
+	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
+}
+
+/* Module k's JIT options: the same in every child, so the same cache key. */
+static GpuJitOptions jit_options(const GpuJob *job, size_t k)
+{
+	const GpuModuleSrc *src = &job->modules[k];
+	return (GpuJitOptions){.name = src->name, .no_cache = job->no_cache,
+	                       .cache_dir = job->cache_dir, .verbose = job->verbose_jit,
+	                       .opt_level = -1,
+	                       .image_file = job->no_cache ? NULL : src->image_file,
+	                       .line_note = src->line_note, .line_ctx = src->line_ctx};
+}
+
+/* parallel_jit: sends 'J' and returns 1 when two or more images are not in
+ * the cache; 0 when the job goes on here. */
+static int ask_for_jits(const GpuJob *job, GpuChan *ch)
+{
+	StrBuf sb = STRBUF_INIT;
+	size_t missing = 0;
+	sb_addc(&sb, 'J');
+	put_u64(&sb, job->nmodules);
+	for (size_t k = 0; k < job->nmodules; k++) {
+		GpuJitOptions jo = jit_options(job, k);
+		int miss = !gpu_jit_cached(job->modules[k].ptx, job->modules[k].ptx_len, &jo);
+		missing += (size_t)miss;
+		put_u64(&sb, (uint64_t)miss);
+	}
+	if (missing >= 2)
+		gpu_chan_result(ch, GPU_OK, NULL, sb.p, sb.n);
+	sb_release(&sb);
+	return missing >= 2;
+}
+
 static GpuStatus status_of_last_error(void)
 {
 	return gpu_cu_is_fault(gpu_cu_last_error) ? GPU_FAULT : GPU_ERROR;
@@ -238,13 +299,14 @@ int gpu_job_child(void *arg, GpuChan *ch)
 	double **ms = xcalloc(job->nmodules + 1, sizeof(double *));
 	int rc = 1, lost = 0;
 
-	/* The driver's own compute cache is set aside (driver.c says why). */
-	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
-		setenv("CUDA_CACHE_DISABLE", "1", 1);
-
+	set_aside_driver_cache();
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {
 		gpu_job_send_failure(ch, 'E', -1, GPU_ERROR, err_msg(&e));
+		goto out;
+	}
+	if (job->parallel_jit && ask_for_jits(job, ch)) {
+		rc = 0;
 		goto out;
 	}
 	if (gpu_layer_open(m, &c.L, &e) < 0 ||
@@ -263,10 +325,7 @@ int gpu_job_child(void *arg, GpuChan *ch)
 		const GpuModuleSrc *src = &job->modules[k];
 		snprintf(stage, sizeof stage, "jit %s", src->name);
 		gpu_chan_stage(ch, stage);
-		GpuJitOptions jo = {.name = src->name, .no_cache = job->no_cache,
-		                    .cache_dir = job->cache_dir, .verbose = job->verbose_jit,
-		                    .opt_level = -1, .line_note = src->line_note,
-		                    .line_ctx = src->line_ctx};
+		GpuJitOptions jo = jit_options(job, k);
 		GpuJitResult jr;
 		err_clear(&e);
 		if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0) {
@@ -375,6 +434,47 @@ out:
 	return rc;
 }
 
+typedef struct {
+	const GpuJob *job;
+	size_t k;
+} JitArg;
+
+/* A JIT child: context, module k's JIT (the image stored in the cache),
+ * its figures or its failure sent up. */
+static int jit_child(void *arg, GpuChan *ch)
+{
+	const JitArg *a = arg;
+	const GpuJob *job = a->job;
+	const GpuModuleSrc *src = &job->modules[a->k];
+	Err e = ERR_INIT;
+	GpuContext ctx = {0};
+	GpuJitResult jr;
+	memset(&jr, 0, sizeof jr);
+	int rc = 1;
+	set_aside_driver_cache();
+	gpu_chan_stage(ch, "context");
+	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {
+		gpu_job_send_failure(ch, 'E', -1, GPU_ERROR, err_msg(&e));
+		goto out;
+	}
+	char stage[300];
+	snprintf(stage, sizeof stage, "jit %s", src->name);
+	gpu_chan_stage(ch, stage);
+	GpuJitOptions jo = jit_options(job, a->k);
+	if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0) {
+		gpu_job_send_failure(ch, 'M', (int)a->k, GPU_ERROR, err_msg(&e));
+		goto out;
+	}
+	gpu_job_send_module(ch, a->k, jr.seconds, jr.driver_ms, jr.cached, jr.info_log, 0, NULL,
+	                    0);
+	rc = 0;
+out:
+	gpu_jit_result_release(&jr);
+	gpu_context_close(&ctx);
+	err_release(&e);
+	return rc;
+}
+
 /* ---- the parent ------------------------------------------------------------- */
 
 GpuChildBody gpu_job_body = gpu_job_child;
@@ -386,7 +486,10 @@ static void set_mod(GpuModuleResult *mr, GpuStatus st, const char *msg)
 	mr->message = xstrdup(msg ? msg : "");
 }
 
-static int job_once(const GpuJob *job, GpuResult *res, Err *e)
+/* One child of the launches.  Returns 0, or 1 when it asked for the JITs
+ * first ('J': missing[k] set for the images the cache lacks; res holds
+ * only the child's wall), or -1 when it could not start. */
+static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 {
 	memset(res, 0, sizeof(*res));
 	res->nmods = job->nmodules;
@@ -405,6 +508,16 @@ static int job_once(const GpuJob *job, GpuResult *res, Err *e)
 	if (gpu_child_run(gpu_job_body, (void *)job, job->timeout_s, jit_limit, &cr, e) < 0)
 		return -1;
 	res->wall_seconds = cr.seconds;
+	for (size_t i = 0; missing && i < cr.nrecs; i++) {
+		GpuChildRecord *rec = &cr.recs[i];
+		Rd r = {rec->payload, rec->npayload, 1, 0};
+		if (!rec->npayload || rec->payload[0] != 'J' || get_u64(&r) != job->nmodules)
+			continue;
+		for (size_t k = 0; k < job->nmodules; k++)
+			missing[k] = get_u64(&r) != 0;
+		gpu_child_result_release(&cr);
+		return 1;
+	}
 	const Manifest *m = job->manifest;
 	int *seen = xcalloc(job->nmodules + 1, sizeof(int));
 	int timing_seen = 0, end_seen = 0;
@@ -582,7 +695,7 @@ static void rerun_without_failures(const GpuJob *job, GpuResult *res)
 		sub.nmodules = n;
 		GpuResult r2;
 		Err e = ERR_INIT;
-		if (job_once(&sub, &r2, &e) < 0) {
+		if (job_once(&sub, &r2, NULL, &e) < 0) {
 			err_release(&e);
 			break;
 		}
@@ -608,13 +721,232 @@ static void rerun_without_failures(const GpuJob *job, GpuResult *res)
 	free(srcs);
 }
 
+/* ---- the JITs side by side ---------------------------------------------------- */
+
+typedef struct {
+	bool ran;          /* its child got to the JIT: what it sent stands */
+	GpuStatus status;
+	char *message;     /* when not ok */
+	double jit_s;
+	float driver_ms;
+	bool cached;
+	char *log;
+} Jit;
+
+/* What module k's JIT child sent. */
+static void take_jit(GpuChildTask *t, Jit *j)
+{
+	if (t->rc < 0)
+		return;
+	GpuChildResult *cr = &t->cr;
+	for (size_t i = 0; i < cr->nrecs; i++) {
+		GpuChildRecord *rec = &cr->recs[i];
+		Rd r = {rec->payload, rec->npayload, 1, 0};
+		if (!rec->npayload || rec->payload[0] != 'M')
+			continue;
+		get_u64(&r);
+		j->ran = true;
+		j->status = rec->status;
+		if (rec->status != GPU_OK) {
+			j->message = xstrdup(rec->message ? rec->message : "");
+			return;
+		}
+		j->jit_s = get_f64(&r);
+		j->driver_ms = (float)get_f64(&r);
+		j->cached = get_u64(&r) != 0;
+		size_t n;
+		j->log = (char *)get_bytes(&r, &n);
+		if (r.bad) {
+			j->status = GPU_ERROR;
+			j->message = xstrdup("the JIT child sent a damaged result");
+		}
+		return;
+	}
+	/* Killed or dead in the JIT: that is the module's result. */
+	if (cr->status != GPU_OK && !strncmp(cr->stage, "jit ", 4)) {
+		j->ran = true;
+		j->status = cr->status;
+		j->message = xstrdup(cr->message ? cr->message : "");
+	}
+}
+
+/* The JITs of the modules with want[k], side by side; the seconds from the
+ * first start to the last end in *wall. */
+static void run_jits(const GpuJob *job, const int *want, Jit *jits, double *wall)
+{
+	JitArg *args = xcalloc(job->nmodules + 1, sizeof(JitArg));
+	GpuChildTask *tasks = xcalloc(job->nmodules + 1, sizeof(GpuChildTask));
+	size_t *of = xcalloc(job->nmodules + 1, sizeof(size_t));
+	size_t n = 0;
+	for (size_t k = 0; k < job->nmodules; k++) {
+		if (!want[k])
+			continue;
+		args[n] = (JitArg){job, k};
+		tasks[n].arg = &args[n];
+		of[n++] = k;
+	}
+	gpu_child_run_all(jit_child, tasks, n, job->timeout_s,
+	                  job->jit_limit_s > 0 ? job->jit_limit_s : 900, false, wall);
+	for (size_t i = 0; i < n; i++) {
+		take_jit(&tasks[i], &jits[of[i]]);
+		if (tasks[i].rc == 0)
+			gpu_child_result_release(&tasks[i].cr);
+		err_release(&tasks[i].e);
+	}
+	free(args);
+	free(tasks);
+	free(of);
+}
+
+/* A temporary file per module (empty), registered with base/temp.h, named
+ * in srcs[k].image_file; paths[k] and slots[k] to remove them.  -1 when
+ * one cannot be made (none is left then). */
+static int image_files(const GpuJob *job, GpuModuleSrc *srcs, char **paths, int *slots)
+{
+	const char *t = getenv("TMPDIR");
+	for (size_t k = 0; k < job->nmodules; k++) {
+		StrBuf sb = STRBUF_INIT;
+		sb_addf(&sb, "%s/d4r-splice-jit-XXXXXX.cubin", t && *t ? t : "/tmp");
+		int fd = temp_mkstemps(sb.p, 6, &slots[k]);
+		if (fd < 0) {
+			sb_release(&sb);
+			for (size_t i = 0; i < k; i++) {
+				temp_remove(slots[i]);
+				free(paths[i]);
+				paths[i] = NULL;
+			}
+			return -1;
+		}
+		close(fd);
+		paths[k] = sb.p;
+		srcs[k] = job->modules[k];
+		srcs[k].image_file = paths[k];
+	}
+	return 0;
+}
+
+/*
+ * The job's launches after the JITs: in one child, without the modules
+ * whose JIT failed (their failure is their result); res gets a result for
+ * every module of `job`, in its order, and each module whose image its
+ * JIT child made gets that child's figures.  -1 when the child could not
+ * start.
+ */
+static int run_after_jits(const GpuJob *job, Jit *jits, GpuResult *res, Err *e)
+{
+	size_t *map = xcalloc(job->nmodules + 1, sizeof(size_t));
+	GpuModuleSrc *srcs = xcalloc(job->nmodules + 1, sizeof(GpuModuleSrc));
+	size_t n = 0;
+	for (size_t k = 0; k < job->nmodules; k++)
+		if (!jits[k].ran || jits[k].status == GPU_OK) {
+			map[n] = k;
+			srcs[n++] = job->modules[k];
+		}
+	GpuJob sub = *job;
+	sub.modules = srcs;
+	sub.nmodules = n;
+	GpuResult r2;
+	memset(&r2, 0, sizeof r2);
+	int rc = n ? job_once(&sub, &r2, NULL, e) : 0;
+	*res = r2;
+	res->nmods = job->nmodules;
+	res->mods = xcalloc(job->nmodules + 1, sizeof(GpuModuleResult));
+	for (size_t i = 0; i < n && r2.mods; i++)
+		res->mods[map[i]] = r2.mods[i];
+	free(r2.mods);
+	size_t from_jits = 0;
+	for (size_t k = 0; k < job->nmodules; k++) {
+		GpuModuleResult *mr = &res->mods[k];
+		Jit *j = &jits[k];
+		if (!mr->name) {
+			mr->name = xstrdup(job->modules[k].name);
+			mr->jit_log = xstrdup("");
+			set_mod(mr, j->status, j->message);
+			continue;
+		}
+		/* The image was the JIT child's: its compile is the JIT time. */
+		if (j->ran && j->status == GPU_OK && !j->cached && mr->status == GPU_OK &&
+		    mr->jit_cached) {
+			mr->jit_seconds = j->jit_s;
+			mr->jit_driver_ms = j->driver_ms;
+			mr->jit_cached = false;
+			free(mr->jit_log);
+			mr->jit_log = xstrdup(j->log ? j->log : "");
+			from_jits++;
+		}
+	}
+	res->jit_parallel = from_jits >= 2;
+	free(map);
+	free(srcs);
+	return rc;
+}
+
 int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 {
-	if (job_once(job, res, e) < 0)
-		return -1;
-	rerun_without_failures(job, res);
-	overall_status(res);
-	return 0;
+	GpuJob j = *job;
+	j.parallel_jit = false;
+	int *want = NULL, rc;
+	Jit *jits = NULL;
+	GpuModuleSrc *srcs = NULL;
+	char **paths = NULL;
+	int *slots = NULL;
+	double before = 0, jit_wall = 0;
+	/* A stand-in body (tests) has no JIT to run beside it. */
+	if (job->parallel_jit && job->nmodules >= 2 && gpu_job_body == gpu_job_child) {
+		want = xcalloc(job->nmodules + 1, sizeof(int));
+		char *dir = job->cache_dir ? NULL : gpu_cache_dir();
+		bool cache = !job->no_cache && (job->cache_dir || dir);
+		free(dir);
+		if (cache) {
+			/* The child asks for the JITs, or does the whole job. */
+			rc = job_once(job, res, want, e);
+			if (rc == 1) {
+				before = res->wall_seconds;
+				gpu_result_release(res);
+			}
+		} else {
+			srcs = xcalloc(job->nmodules + 1, sizeof(GpuModuleSrc));
+			paths = xcalloc(job->nmodules + 1, sizeof(char *));
+			slots = xcalloc(job->nmodules + 1, sizeof(int));
+			if (image_files(job, srcs, paths, slots) == 0) {
+				j.modules = srcs;
+				j.no_cache = false;
+				for (size_t k = 0; k < job->nmodules; k++)
+					want[k] = 1;
+				rc = 1;
+			} else {
+				rc = job_once(&j, res, NULL, e);   /* one after the other */
+			}
+		}
+	} else {
+		rc = job_once(&j, res, NULL, e);
+	}
+	if (rc == 1) {
+		jits = xcalloc(job->nmodules + 1, sizeof(Jit));
+		run_jits(&j, want, jits, &jit_wall);
+		rc = run_after_jits(&j, jits, res, e);
+		res->wall_seconds += before + jit_wall;
+		res->jit_wall_seconds = jit_wall;
+	}
+	if (rc == 0) {
+		rerun_without_failures(&j, res);
+		overall_status(res);
+	}
+	for (size_t k = 0; jits && k < job->nmodules; k++) {
+		free(jits[k].message);
+		free(jits[k].log);
+	}
+	free(jits);
+	free(want);
+	for (size_t k = 0; paths && k < job->nmodules; k++)
+		if (paths[k]) {
+			temp_remove(slots[k]);
+			free(paths[k]);
+		}
+	free(paths);
+	free(slots);
+	free(srcs);
+	return rc < 0 ? -1 : 0;
 }
 
 void gpu_result_release(GpuResult *res)

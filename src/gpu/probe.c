@@ -12,10 +12,10 @@
  *   'G'  the device's free and total memory and its name (the memory query)
  *
  * Decisions:
- *  - One child per module, started from one thread per module: the JIT is
- *    the long part of a check, the driver runs one per process, and a fault
- *    in one module must not take the other's result (child.c serialises
- *    the forks so that no child inherits another's pipe).
+ *  - One child per module, all at once (gpu_child_run_all, child.h): the
+ *    JIT is the long part of a check, the driver runs one per process, and
+ *    a fault in one module must not take the other's result (child.c
+ *    serialises the forks so that no child inherits another's pipe).
  *  - The 'R' payload is built in one allocation whose frame and dump parts
  *    the read-backs write into directly, and the parent keeps the payload
  *    the pipe delivered: a dump of hundreds of MB is copied as few times as
@@ -26,7 +26,6 @@
 #include "base/sha256.h"
 #include "gpu/launch.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +153,7 @@ static int probe_child(void *argp, GpuChan *ch)
 	snprintf(stage, sizeof stage, "jit %s", src->name);
 	gpu_chan_stage(ch, stage);
 	GpuJitOptions jo = {.name = src->name,
+	                    .verbose = job->attrs,
 	                    .no_cache = job->no_cache,
 	                    .cache_dir = job->cache_dir,
 	                    .opt_level = -1,
@@ -162,11 +162,20 @@ static int probe_child(void *argp, GpuChan *ch)
 	if (gpu_jit(src->ptx, src->ptx_len, &jo, &jr, &e) < 0 ||
 	    gpu_layer_bind(L, jr.module, &b, &e) < 0)
 		goto fail;
+	GpuFuncAttrs fa;
+	memset(&fa, 0, sizeof fa);
+	for (size_t i = 0; job->attrs && i < m->nlaunches; i++)
+		if (!strcmp(m->launches[i].entry, m->entry)) {
+			if (gpu_func_attrs(b.funcs[i], &fa, &e) < 0)
+				goto fail;
+			break;
+		}
 	CUdeviceptr sym = 0;
-	size_t symsize = 0, fr = 0, tot = 0;
+	size_t symsize = 8, fr = 0, tot = 0;
 	snprintf(call, sizeof call, "cuModuleGetGlobal '%s' (the probe's symbol)",
-	         src->symbol);
-	if (gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol),
+	         src->symbol ? src->symbol : "");
+	if (src->symbol &&
+	    gpu_cu_check(gpu_cu.cuModuleGetGlobal(&sym, &symsize, jr.module, src->symbol),
 	                 call, &e) < 0)
 		goto fail;
 	if (symsize != 8) {
@@ -191,8 +200,8 @@ static int probe_child(void *argp, GpuChan *ch)
 	         (unsigned long long)dn);
 	if (gpu_cu_check(gpu_cu.cuMemAlloc(&dump, dn), call, &e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuMemsetD8(dump, 0, dn), "clearing the dump", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8), "setting the probe's symbol",
-	                 &e) < 0)
+	    (src->symbol && gpu_cu_check(gpu_cu.cuMemcpyHtoD(sym, &dump, 8),
+	                                 "setting the probe's symbol", &e) < 0))
 		goto fail;
 
 	snprintf(stage, sizeof stage, "launch %s", src->name);
@@ -209,8 +218,35 @@ static int probe_child(void *argp, GpuChan *ch)
 		err_set(&e, "running the launch sequence: %s", err_msg(&e));
 		goto fail;
 	}
+	/* the timed runs: inputs uploaded again outside the events */
+	double *tms = xcalloc(job->runs + 1, sizeof(double));
+	GpuTimes times;
+	memset(&times, 0, sizeof times);
+	for (unsigned i = 0; i < job->warmup + job->runs && job->runs; i++) {
+		float t = 0;
+		if (gpu_layer_reset(L, s, &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventRecord(ev0, s), "cuEventRecord", &e) < 0 ||
+		    gpu_layer_launch(L, &b, s, &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventRecord(ev1, s), "cuEventRecord", &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuStreamSynchronize(s), "cuStreamSynchronize",
+		                 &e) < 0 ||
+		    gpu_cu_check(gpu_cu.cuEventElapsedTime(&t, ev0, ev1),
+		                 "cuEventElapsedTime", &e) < 0) {
+			free(tms);
+			err_set(&e, "the timed runs: %s", err_msg(&e));
+			goto fail;
+		}
+		if (i >= job->warmup)
+			tms[i - job->warmup] = t;
+	}
+	if (job->runs)
+		gpu_times_from(tms, job->runs, &times);
+	free(tms);
+	const char *log = job->attrs && jr.info_log ? jr.info_log : "";
+	size_t loglen = strlen(log);
 	double tr = now_seconds();
-	size_t n = R_HEAD + 8 + m->frame_size + 8 + src->dump_bytes;
+	size_t n =
+	    R_HEAD + 8 + m->frame_size + 8 + src->dump_bytes + 8 * 4 + 8 * 5 + 8 + loglen;
 	blob = xmalloc(n);
 	unsigned char *p = blob;
 	*p++ = 'R';
@@ -230,6 +266,18 @@ static int probe_child(void *argp, GpuChan *ch)
 	     gpu_cu_check(gpu_cu.cuMemcpyDtoH(p, dump, src->dump_bytes),
 	                  "reading the dump", &e) < 0))
 		goto fail;
+	p += src->dump_bytes;
+	p = put_u64(p, times.n);
+	p = put_f64(p, times.median_ms);
+	p = put_f64(p, times.min_ms);
+	p = put_f64(p, times.max_ms);
+	p = put_u64(p, fa.known);
+	p = put_u64(p, (uint64_t)(int64_t)fa.regs);
+	p = put_u64(p, (uint64_t)(int64_t)fa.local_bytes);
+	p = put_u64(p, (uint64_t)(int64_t)fa.shared_bytes);
+	p = put_u64(p, (uint64_t)(int64_t)fa.max_threads);
+	p = put_u64(p, loglen);
+	memcpy(p, log, loglen);
 	put_f64(read_at, now_seconds() - tr);
 	gpu_chan_result(ch, GPU_OK, NULL, blob, n);
 	rc = 0;
@@ -262,22 +310,6 @@ out:
 
 /* ---- the parent ------------------------------------------------------------------- */
 
-typedef struct {
-	ProbeArg arg;
-	double timeout_s, jit_limit_s;
-	GpuChildResult cr;
-	Err e;
-	int rc;
-} Run;
-
-static void *run_thread(void *p)
-{
-	Run *r = p;
-	r->rc = gpu_child_run(probe_child, &r->arg, r->timeout_s, r->jit_limit_s, &r->cr,
-	                      &r->e);
-	return NULL;
-}
-
 static void set_status(GpuProbeModuleResult *mr, GpuStatus st, const char *msg)
 {
 	mr->status = st;
@@ -286,9 +318,9 @@ static void set_status(GpuProbeModuleResult *mr, GpuStatus st, const char *msg)
 }
 
 /* The module's result from what its child sent. */
-static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
+static void take(GpuProbeModuleResult *mr, GpuChildTask *t, const Manifest *m)
 {
-	GpuChildResult *cr = &r->cr;
+	GpuChildResult *cr = &t->cr;
 	mr->child_seconds = cr->seconds;
 	int done = 0;
 	for (size_t i = 0; i < cr->nrecs; i++) {
@@ -320,6 +352,20 @@ static void take(GpuProbeModuleResult *mr, Run *r, const Manifest *m)
 			const unsigned char *fp = get_span(&rd, fl);
 			uint64_t dl = get_u64(&rd);
 			const unsigned char *dp = get_span(&rd, dl);
+			mr->times.n = (unsigned)get_u64(&rd);
+			mr->times.median_ms = get_f64(&rd);
+			mr->times.min_ms = get_f64(&rd);
+			mr->times.max_ms = get_f64(&rd);
+			mr->attrs.known = get_u64(&rd) != 0;
+			mr->attrs.regs = (int)(int64_t)get_u64(&rd);
+			mr->attrs.local_bytes = (int)(int64_t)get_u64(&rd);
+			mr->attrs.shared_bytes = (int)(int64_t)get_u64(&rd);
+			mr->attrs.max_threads = (int)(int64_t)get_u64(&rd);
+			uint64_t ll = get_u64(&rd);
+			const unsigned char *lp = get_span(&rd, ll);
+			free(mr->jit_log);
+			mr->jit_log =
+			    lp ? xstrndup((const char *)lp, (size_t)ll) : xstrdup("");
 			done = 1;
 			if (rd.bad || fl != m->frame_size) {
 				set_status(mr, GPU_ERROR,
@@ -355,38 +401,26 @@ int gpu_probe_run(const GpuProbeJob *job, GpuProbeResult *res, Err *e)
 		return err_set(e, "no module to run");
 	if (gpu_driver_load(e) < 0)
 		return -1;
-	Run *runs = xcalloc(job->nmodules, sizeof(Run));
-	pthread_t *th = xcalloc(job->nmodules, sizeof(pthread_t));
-	bool *started = xcalloc(job->nmodules, sizeof(bool));
-	double t0 = now_seconds();
+	ProbeArg *args = xcalloc(job->nmodules, sizeof(ProbeArg));
+	GpuChildTask *tasks = xcalloc(job->nmodules, sizeof(GpuChildTask));
 	for (size_t k = 0; k < job->nmodules; k++) {
-		Run *r = &runs[k];
-		r->arg.job = job;
-		r->arg.k = k;
-		r->timeout_s = job->timeout_s > 0 ? job->timeout_s : 60;
-		r->jit_limit_s = job->jit_limit_s > 0 ? job->jit_limit_s : 900;
-		r->e = (Err)ERR_INIT;
-		if (job->serial)
-			run_thread(r);
-		else if (pthread_create(&th[k], NULL, run_thread, r) == 0)
-			started[k] = true;
-		else
-			run_thread(r);
+		args[k] = (ProbeArg){job, k};
+		tasks[k].arg = &args[k];
 	}
-	for (size_t k = 0; k < job->nmodules; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-	res->wall_seconds = now_seconds() - t0;
+	gpu_child_run_all(probe_child, tasks, job->nmodules,
+	                  job->timeout_s > 0 ? job->timeout_s : 60,
+	                  job->jit_limit_s > 0 ? job->jit_limit_s : 900, job->serial,
+	                  &res->wall_seconds);
 	int rc = 0, any = 0;
 	for (size_t k = 0; k < job->nmodules; k++) {
-		Run *r = &runs[k];
+		GpuChildTask *t = &tasks[k];
 		GpuProbeModuleResult *mr = &res->mods[k];
-		if (r->rc < 0) {
-			set_status(mr, GPU_ERROR, err_msg(&r->e));
+		if (t->rc < 0) {
+			set_status(mr, GPU_ERROR, err_msg(&t->e));
 		} else {
 			any = 1;
-			take(mr, r, job->manifest);
-			gpu_child_result_release(&r->cr);
+			take(mr, t, job->manifest);
+			gpu_child_result_release(&t->cr);
 		}
 		if (mr->status != GPU_OK && !res->message) {
 			StrBuf sb = STRBUF_INIT;
@@ -397,14 +431,13 @@ int gpu_probe_run(const GpuProbeJob *job, GpuProbeResult *res, Err *e)
 			res->status = mr->status;
 	}
 	if (!any) {
-		err_set(e, "%s", err_msg(&runs[0].e));
+		err_set(e, "%s", err_msg(&tasks[0].e));
 		rc = -1;
 	}
 	for (size_t k = 0; k < job->nmodules; k++)
-		err_release(&runs[k].e);
-	free(runs);
-	free(th);
-	free(started);
+		err_release(&tasks[k].e);
+	free(tasks);
+	free(args);
 	return rc;
 }
 
@@ -414,6 +447,7 @@ void gpu_probe_result_release(GpuProbeResult *res)
 		GpuProbeModuleResult *mr = &res->mods[k];
 		free(mr->name);
 		free(mr->message);
+		free(mr->jit_log);
 		free(mr->blob);
 	}
 	free(res->mods);

@@ -14,8 +14,15 @@
  * and sent up the pipe.  A dump that does not fit in the device's free
  * memory is refused before it is allocated, with both sizes.
  *
- * No timing runs: the probes' stores are in the kernel, and a probed
- * kernel's time says little about the original's.
+ * With `runs` (profile's use), the launch sequence then runs `warmup` +
+ * `runs` more times, each timed with CUDA events after its inputs are
+ * uploaded again, and the frame and the dump are those of the last run
+ * (warm caches, what the timings see).  A module without a symbol has no
+ * probes: it is timed only, the uninstrumented reference a probed
+ * module's overhead is measured against.  Timed modules are best run
+ * `serial`: children at once would share the GPU while timed.  With
+ * `attrs`, the launched entry's registers, local and shared memory are
+ * read (cuFuncGetAttribute) and the JIT's info log comes back.
  */
 #ifndef D4R_GPU_PROBE_H
 #define D4R_GPU_PROBE_H
@@ -25,12 +32,13 @@
 #include "gpu/child.h"
 #include "gpu/driver.h"
 #include "gpu/manifest.h"
+#include "gpu/timing.h"
 
 typedef struct {
 	const char *name; /* "original", "spliced" */
 	const char *ptx;  /* the instrumented (and reduced) PTX */
 	size_t ptx_len;
-	const char *symbol;    /* the probe's .u64 global */
+	const char *symbol;    /* the probe's .u64 global; NULL: no probes */
 	uint64_t dump_bytes;   /* the dump of the manifest's launches */
 	GpuLineNote line_note; /* maps PTX lines in JIT errors (may be NULL) */
 	void *line_ctx;
@@ -46,6 +54,9 @@ typedef struct {
 	const char *cache_dir; /* NULL: gpu_cache_dir() */
 	int device;            /* CUDA device ordinal */
 	bool serial;           /* one child after the other, not all at once */
+	unsigned runs;         /* timed runs after the first (0: none) */
+	unsigned warmup;       /* untimed runs before them */
+	bool attrs;            /* read the entry's attributes and the JIT log */
 } GpuProbeJob;
 
 typedef struct {
@@ -67,6 +78,9 @@ typedef struct {
 	uint64_t total_bytes;
 	char device[128]; /* "" when the child did not get that far */
 	int cc_major, cc_minor, driver_version;
+	GpuTimes times;      /* with job->runs */
+	GpuFuncAttrs attrs;  /* with job->attrs: the manifest's entry */
+	char *jit_log;       /* with job->attrs: the JIT's info log */
 	unsigned char *blob; /* owns frame and dump */
 } GpuProbeModuleResult;
 

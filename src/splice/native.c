@@ -595,17 +595,6 @@ static void sort_bases(Gen *g)
 		}
 }
 
-static void re_escape(const char *s, StrBuf *out)
-{
-	sb_addc(out, '^');
-	for (; *s; s++) {
-		if (strchr("\\^$.|?*+()[]{}", *s))
-			sb_addc(out, '\\');
-		sb_addc(out, *s);
-	}
-	sb_addc(out, '$');
-}
-
 /* "A reloaded (6 loads from shared), " and the like, for the header and
  * the note. */
 static void role_summary(Gen *g, int r, StrBuf *out)
@@ -891,21 +880,9 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 			}
 		}
 	StrBuf txt = STRBUF_INIT, re = STRBUF_INIT;
-	splice_cut_text(m, f, first, last, &txt);
-	char hex[65];
-	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
 	cJSON *gd = cJSON_AddObjectToObject(root, "guards");
-	cJSON_AddNumberToObject(gd, "mma", (double)po.mma.n);
-	cJSON_AddStringToObject(gd, "sha256", hex);
-	sb_reset(&txt);
-	stmt_normalized(m, s0, &txt);
-	re_escape(txt.p ? txt.p : "", &re);
-	cJSON_AddStringToObject(gd, "first", re.p);
-	sb_reset(&txt);
-	sb_reset(&re);
-	stmt_normalized(m, s1, &txt);
-	re_escape(txt.p ? txt.p : "", &re);
-	cJSON_AddStringToObject(gd, "last", re.p);
+	splice_guards_json(m, f, first, last, gd);
+	char hex[65];
 	if (reloads.n) {
 		cJSON *rl = cJSON_AddObjectToObject(gd, "reloads");
 		cJSON *sts = cJSON_AddArrayToObject(rl, "stmts");

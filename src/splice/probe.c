@@ -110,10 +110,10 @@ static int value_fmt(const Module *m, const Stmt *def, const RegInfo *ri)
 				q = end;
 			int t = fmt_of_type(p, (size_t)(q - p), false);
 			if (t >= 0 && p != op.p) {
-				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				if (ana_stmt_is_mma(def) && ri->bits == 32 &&
 				    t == PF_F16)
 					return PF_F16X2;
-				if ((def->flags & STMT_MMA) && ri->bits == 32 &&
+				if (ana_stmt_is_mma(def) && ri->bits == 32 &&
 				    t == PF_BF16)
 					return PF_BF16X2;
 				if (t != PF_PRED &&
@@ -822,6 +822,12 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri,
 	sb_adds(t, "}\t// d4r-splice probe end\n");
 }
 
+/* A special register of 64 bits (a 32-bit read of one keeps its low half). */
+static bool special_is_64(const char *name)
+{
+	return !strcmp(name, "%clock64") || !strcmp(name, "%globaltimer");
+}
+
 static void count_lines(const char *p, size_t n, uint32_t *lines)
 {
 	for (size_t i = 0; i < n; i++)
@@ -903,11 +909,25 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 			Piece p = {
 			    (size_t)position(&in, v->read_at, v->read_before, what.p), 1,
 			    seq++, -2, STRBUF_INIT};
-			sb_addf(
-			    &p.text,
-			    "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu: read\n",
-			    wide ? 64 : 32, res->prefix, wide ? 'c' : 'w', read_no[nr],
-			    v->name, i);
+			if (!wide && special_is_64(v->name))
+				/* the low half of a 64-bit special register, through a
+				 * temporary of its own scope: one line, one register kept
+				 */
+				sb_addf(
+				    &p.text,
+				    "\t{ .reg .b64 \t%sx%u; mov.u64 \t%sx%u, %s; "
+				    "cvt.u32.u64 \t%sw%u, %sx%u; }\t// d4r-splice probe "
+				    "%zu value %zu: read (low 32 bits)\n",
+				    res->prefix, read_no[nr], res->prefix, read_no[nr],
+				    v->name, res->prefix, read_no[nr], res->prefix,
+				    read_no[nr], i, k);
+			else
+				sb_addf(
+				    &p.text,
+				    "\tmov.u%u \t%s%c%u, %s;\t// d4r-splice probe %zu "
+				    "value %zu: read\n",
+				    wide ? 64 : 32, res->prefix, wide ? 'c' : 'w',
+				    read_no[nr], v->name, i, k);
 			VEC_PUSH(pcs, p);
 			nr++;
 		}

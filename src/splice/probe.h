@@ -8,6 +8,8 @@
  * register such as %clock64 read at a position of its own into a fresh
  * register and stored with the record (PV_READ: a clock read at the start
  * of a phase, stored after the phase's end, so the stores are not timed).
+ * A PV_READ of 32 bits from a 64-bit special register (%clock64,
+ * %globaltimer) keeps its low half: one register held instead of two.
  * A record is stored by every lane, or by lane 0 of each warp alone
  * (`per_warp`: one record per warp, what clock reads want).
  *

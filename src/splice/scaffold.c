@@ -39,23 +39,6 @@
 #include <string.h>
 
 
-static const char *const spaces[SP__COUNT] = {
-	[SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
-	[SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
-	[SP_TEX] = "tex",         [SP_SURF] = "surf",
-};
-
-static void re_escape(const char *s, StrBuf *out)
-{
-	sb_addc(out, '^');
-	for (; *s; s++) {
-		if (strchr("\\^$.|?*+()[]{}", *s))
-			sb_addc(out, '\\');
-		sb_addc(out, *s);
-	}
-	sb_addc(out, '$');
-}
-
 typedef struct {
 	uint32_t reg;
 	char *formal;    /* NULL for temporaries; "a[3]" for a list member */
@@ -326,12 +309,12 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	StrBuf eff = STRBUF_INIT;
 	for (int s = 0; s < SP__COUNT; s++)
 		if (cut.loads[s])
-			sb_addf(&eff, " %s", spaces[s]);
+			sb_addf(&eff, " %s", space_name((Space)s));
 	sb_addf(t, "//! reads %s\n", eff.n ? eff.p + 1 : "none");
 	sb_reset(&eff);
 	for (int s = 0; s < SP__COUNT; s++)
 		if (cut.stores[s])
-			sb_addf(&eff, " %s", spaces[s]);
+			sb_addf(&eff, " %s", space_name((Space)s));
 	sb_addf(t, "//! writes %s\n", eff.n ? eff.p + 1 : "none");
 	sb_release(&eff);
 	sb_addf(t, "//! barriers %u\n", cut.barriers);
@@ -436,26 +419,7 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 		cJSON_AddStringToObject(b, nm.v[i].formal, s);
 		free(s);
 	}
-	StrBuf txt = STRBUF_INIT, fs = STRBUF_INIT, ls = STRBUF_INIT;
-	splice_cut_text(m, f, first, last, &txt);
-	char hex[65];
-	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
-	uint32_t mma = ana_mma_count(m, f, first, last);
-	cJSON *g = cJSON_AddObjectToObject(root, "guards");
-	cJSON_AddNumberToObject(g, "mma", mma);
-	cJSON_AddStringToObject(g, "sha256", hex);
-	StrBuf re = STRBUF_INIT;
-	stmt_normalized(m, s0, &fs);
-	re_escape(fs.p ? fs.p : "", &re);
-	cJSON_AddStringToObject(g, "first", re.p);
-	sb_reset(&re);
-	stmt_normalized(m, s1, &ls);
-	re_escape(ls.p ? ls.p : "", &re);
-	cJSON_AddStringToObject(g, "last", re.p);
-	sb_release(&re);
-	sb_release(&txt);
-	sb_release(&fs);
-	sb_release(&ls);
+	splice_guards_json(m, f, first, last, cJSON_AddObjectToObject(root, "guards"));
 
 	cJSON *itf = cJSON_AddObjectToObject(root, "interface");
 	cJSON *rng = cJSON_AddArrayToObject(itf, "stmts");
@@ -552,9 +516,9 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	cJSON *stx = cJSON_AddObjectToObject(mem, "stores");
 	for (int s = 0; s < SP__COUNT; s++) {
 		if (cut.loads[s])
-			cJSON_AddNumberToObject(ld, spaces[s], cut.loads[s]);
+			cJSON_AddNumberToObject(ld, space_name((Space)s), cut.loads[s]);
 		if (cut.stores[s])
-			cJSON_AddNumberToObject(stx, spaces[s], cut.stores[s]);
+			cJSON_AddNumberToObject(stx, space_name((Space)s), cut.stores[s]);
 	}
 	cJSON_AddNumberToObject(mem, "atomics", cut.atomics);
 	cJSON_AddNumberToObject(mem, "barriers", cut.barriers);
@@ -570,7 +534,7 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 		sb_addf(summary,
 		        "cut:       s%u..s%u (lines %u..%u) of %s, %u statements, %u mma\n"
 		        "interface: %zu live-in, %zu live-out registers, %zu temporaries%s\n",
-		        first, last, s0->line, s1->line, req->entry, last - first + 1, mma,
+		        first, last, s0->line, s1->line, req->entry, last - first + 1, ana_mma_count(m, f, first, last),
 		        cut.live_in.n, cut.live_out.n, nm.n - nformals,
 		        cut.rw_dependency ? "; READ/WRITE DEPENDENCY" : "");
 	rc = 0;

@@ -39,6 +39,7 @@
 #include "ptx/emit.h"
 #include "template.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,16 +66,6 @@ static void one_stmt(const Module *m, const Func *f, uint32_t i, StrBuf *out)
 	stmt_normalized(m, st(m, f, i), &t);
 	sb_addf(out, "s%u (line %u) '%s'", i, st(m, f, i)->line, t.p ? t.p : "");
 	sb_release(&t);
-}
-
-static const char *space_str(int s)
-{
-	static const char *const n[SP__COUNT] = {
-		[SP_GENERIC] = "generic", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
-		[SP_LOCAL] = "local",     [SP_CONST] = "const",   [SP_PARAM] = "param",
-		[SP_TEX] = "tex",         [SP_SURF] = "surf",
-	};
-	return s >= 0 && s < SP__COUNT ? n[s] : "?";
 }
 
 /* ---- the region under construction, with its line map --------------------- */
@@ -170,6 +161,38 @@ static int resolve_cut(const Module *m, const Func *f, const Recipe *r, uint32_t
 }
 
 /* ---- 2. guards --------------------------------------------------------------- */
+
+/* s as the anchored regular expression that matches it alone. */
+static void anchor_escape(const char *s, StrBuf *out)
+{
+	sb_addc(out, '^');
+	for (; *s; s++) {
+		if (strchr("\\^$.|?*+()[]{}", *s))
+			sb_addc(out, '\\');
+		sb_addc(out, *s);
+	}
+	sb_addc(out, '$');
+}
+
+void splice_guards_json(const Module *m, const Func *f, uint32_t first, uint32_t last,
+                        cJSON *guards)
+{
+	StrBuf txt = STRBUF_INIT, re = STRBUF_INIT;
+	splice_cut_text(m, f, first, last, &txt);
+	char hex[65];
+	sha256_hex(txt.p ? txt.p : "", txt.n, hex);
+	cJSON_AddNumberToObject(guards, "mma", ana_mma_count(m, f, first, last));
+	cJSON_AddStringToObject(guards, "sha256", hex);
+	for (int k = 0; k < 2; k++) {
+		sb_reset(&txt);
+		sb_reset(&re);
+		stmt_normalized(m, st(m, f, k ? last : first), &txt);
+		anchor_escape(txt.p ? txt.p : "", &re);
+		cJSON_AddStringToObject(guards, k ? "last" : "first", re.p);
+	}
+	sb_release(&txt);
+	sb_release(&re);
+}
 
 static int check_guards(const Module *m, const Func *f, const Recipe *r, uint32_t first,
                         uint32_t last, SpliceResult *res, Err *e)
@@ -497,7 +520,7 @@ static void effect_problems(Dataflow *df, const CutInterface *cut, const Templat
 			        "\n  the cut stores to %s (%u store%s) and the body of "
 			        "%s stores "
 			        "nothing there",
-			        space_str(s), cut->stores[s],
+			        space_name((Space)s), cut->stores[s],
 			        cut->stores[s] == 1 ? "" : "s", t->path);
 	bool any_store = false;
 	for (int s = 0; s < SP__COUNT; s++)
@@ -519,7 +542,7 @@ static void effect_problems(Dataflow *df, const CutInterface *cut, const Templat
 			sb_addf(why,
 			        "\n  %s:%u stores to %s memory, which may be read after "
 			        "the cut by ",
-			        t->path, b->store_line[s], space_str(s));
+			        t->path, b->store_line[s], space_name((Space)s));
 			one_stmt(m, f, (uint32_t)rd, why);
 		}
 	}
@@ -1036,7 +1059,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	sb_addf(sm, "interface: %u live-in, %u live-out registers", res->n_live_in, res->n_live_out);
 	for (int s = 0; s < SP__COUNT; s++)
 		if (cut.loads[s] || cut.stores[s])
-			sb_addf(sm, "; %s %u ld %u st", space_str(s), cut.loads[s], cut.stores[s]);
+			sb_addf(sm, "; %s %u ld %u st", space_name((Space)s), cut.loads[s], cut.stores[s]);
 	if (cut.barriers)
 		sb_addf(sm, "; %u barriers", cut.barriers);
 	sb_addf(sm, "%s\n", cut.rw_dependency ? "; READ/WRITE DEPENDENCY" : "");

@@ -141,4 +141,13 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
  * sha256 (the recipe guard). */
 void splice_cut_text(const Module *m, const Func *f, uint32_t first, uint32_t last, StrBuf *out);
 
+/* The guards of a cut of statements [first, last] of f, as the splicer
+ * checks them, into the JSON object `guards`: "mma" (ana_mma_count),
+ * "sha256" (of splice_cut_text), "first" and "last" (the first and last
+ * statements' normalised text as anchored regular expressions, every
+ * metacharacter escaped). */
+struct cJSON;
+void splice_guards_json(const Module *m, const Func *f, uint32_t first, uint32_t last,
+                        struct cJSON *guards);
+
 #endif

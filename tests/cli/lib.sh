@@ -8,6 +8,26 @@ trap 'rm -rf "$T"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
+# skip_part REASON : a part of the test cannot run here (no ptxas, no nvcc);
+# says so once and the rest of the test runs.  test_done then exits 77
+# with every such reason on its last line, so run-tests lists the test as
+# skipped with the reason, never as passed.
+SKIPPED_PARTS=
+skip_part() {
+	case "; $SKIPPED_PARTS;" in
+	*"; $*;"*) ;; # said already
+	*)
+		echo "skip: $*"
+		SKIPPED_PARTS="${SKIPPED_PARTS:+$SKIPPED_PARTS; }$*"
+		;;
+	esac
+}
+# test_done : the end of a test that may have skipped parts: exit 0 when
+# every part ran, else 77 with the reasons
+test_done() {
+	[ -z "$SKIPPED_PARTS" ] || skip "skip: $SKIPPED_PARTS (the rest passed)"
+	exit 0
+}
 # expect_rc N cmd... : runs cmd, output in $T/out and $T/err, checks exit status
 expect_rc() {
 	local want=$1

@@ -30,7 +30,7 @@ diff <(words "$T/k.ptx") <(words "$T/o/0001-squeeze.ptx") >/dev/null ||
 	fail "extracted PTX is not the input PTX"
 
 nvcc=$cuda/bin/nvcc
-[ -x "$nvcc" ] || exit 0
+[ -x "$nvcc" ] || skip "skip: no $nvcc, so no extraction from a library nvcc builds (the rest passed)"
 printf '__global__ void kern_lib(float *a) { a[threadIdx.x] *= 2.0f; }\n' >"$T/k.cu"
 "$nvcc" -shared -Xcompiler -fPIC -gencode arch=compute_80,code=compute_80 \
 	"$T/k.cu" -o "$T/k.so" 2>"$T/nvcc.err" || { cat "$T/nvcc.err"; fail "nvcc failed"; }

@@ -39,6 +39,8 @@ for r in *.recipe.json; do
 		if [ -x "$PTXAS" ]; then
 			"$PTXAS" -arch=sm_89 -e small_kernel "$T/$name.ptx" -o /dev/null ||
 				fail "$name: ptxas rejects the output"
+		else
+			skip_part "no $PTXAS, so the golden outputs were not given to ptxas"
 		fi
 	elif [ -f "$name.err" ]; then
 		expect_rc 2 "$D4R" splice --quiet --corpus . --recipe "$r" -o "$T/$name.ptx"
@@ -52,4 +54,4 @@ for r in *.recipe.json; do
 	fi
 done
 [ "$n" -ge 10 ] || fail "only $n golden recipes"
-exit 0
+test_done

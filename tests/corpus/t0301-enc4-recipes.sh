@@ -17,8 +17,9 @@ jobs=${D4R_PTXAS_JOBS:-$(nproc 2>/dev/null || echo 2)}
 recipes=$(ls recipes/enc4/phase-*.json)
 [ "$(echo "$recipes" | wc -l)" -eq 124 ] || fail "expected 124 enc4 recipes, found $(echo "$recipes" | wc -l)"
 
-# the identity of every phase alone keeps the bytes outside its cut, and all
-# 62 spliced together pass ptxas (one run)
+# the identity of every phase alone keeps the bytes outside its cut (the
+# statement span from the parse, not the splicer's region), and all 62
+# spliced together pass ptxas (one run)
 expect_rc 0 "$D4R" splice --module "$M" --entry $E --every-phase
 [ "$(grep -c '^ok ' "$T/out")" -eq 62 ] || fail "not 62 identity splices"
 t0=$SECONDS

@@ -29,8 +29,11 @@
 FX="$TOP/tests/fixtures/foreign"
 PTXAS="${CUDA_HOME:-/usr/local/cuda}/bin/ptxas"
 [ -f "$FX/expected.json" ] || fail "no $FX/expected.json"
-[ -x "$PTXAS" ] || PTXAS=
-python3 - "$D4R" "$FX" "$TOP/tests/checker/ptx_gemm.py" "$T" "$PTXAS" <<'PY'
+if [ ! -x "$PTXAS" ]; then
+	skip_part "no $PTXAS, so the modules and splices were not given to ptxas"
+	PTXAS=
+fi
+python3 - "$D4R" "$FX" "$TOP/tests/checker/ptx_gemm.py" "$T" "$PTXAS" <<'PY' || exit 1
 import json, os, re, subprocess, sys
 
 d4r, fx, checker, tmp, ptxas = sys.argv[1:6]
@@ -276,3 +279,4 @@ for w in wrong:
 print("foreign corpus: %d modules, %d facts checked, %d wrong" % (len(mods), checked, len(wrong)))
 sys.exit(1 if wrong else 0)
 PY
+test_done

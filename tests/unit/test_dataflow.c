@@ -607,6 +607,30 @@ static void test_dataflow__cut_memory_effects(void **state)
 	fx_free(&x);
 }
 
+/* Opcode components of a space's length that name no space (".ctacta",
+ * seven bytes; ".mmio", ".relaxed") are not a space, and reading them
+ * stays inside the names compared with (found by fuzz_template: ASan
+ * reported a read past ".const"). */
+static void test_dataflow__space_components_not_spaces(void **state)
+{
+	Fx x = fx(HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	               "\t.reg .b32 %r<9>;\n\t.reg .b64 %rd<4>;\n"
+	               "\tld.param.u64 %rd1, [k_p0];\n"            /* 0 */
+	               "\tred.ctacta.add.u32 [%rd1], %r1;\n"       /* 1 */
+	               "\tld.relaxed.gpu.global.u32 %r2, [%rd1];\n" /* 2 */
+	               "\tld.constx.u32 %r3, [%rd1];\n"            /* 3 */
+	               "\tret;\n}\n");
+	const Module *m = df_module(x.df);
+	const Func *f = df_func(x.df);
+	Space sp[2];
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 1), sp), 0);
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 2), sp), 1);
+	assert_int_equal(sp[0], SP_GLOBAL);
+	assert_int_equal(stmt_spaces(m, func_stmt(m, f, 3), sp), 0);
+	(void)state;
+	fx_free(&x);
+}
+
 static const char RW[] =
 	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
 	"\t.reg .b32 %r<60>;\n\t.reg .b64 %rd<10>;\n"
@@ -1056,6 +1080,232 @@ static void test_dataflow__every_reaching_definition(void **state)
 	fx_free(&x);
 }
 
+/* ---- hand-derived cases --------------------------------------------------- */
+/*
+ * Each case below is small enough to solve on paper; the expected values
+ * come from the derivation in its comment (the rules of ana.h applied by
+ * hand), not from running the analysis.
+ */
+
+/* A statement that reads and writes one register, inside one block:
+ *   s0 ld.param.u64 %rd1, [p0]
+ *   s1 mov.u32 %r1, 5          defines %r1 (kill)
+ *   s2 mov.u32 %r2, 7          defines %r2 (kill)
+ *   s3 add.s32 %r1, %r1, %r2   reads %r1 (s1's value), then writes %r1
+ *   s4 st.global.u32 [%rd1], %r1   reads s3's %r1
+ * Liveness backwards: after s4 nothing is live.  Before s4: %r1 (read),
+ * %rd1.  s3 writes %r1 (remove it) and reads %r1, %r2 (add them): live
+ * before s3 = {%r1, %r2, %rd1}.  So %r1 is live after s1 and after s2: the
+ * write at s3 happens after its read and does not end the life of s1's
+ * value.  s2 defines %r2, so %r2 is live after s2, not after s1. */
+static const char RW_BLOCK[] = HEAD ".visible .entry k(.param .u64 p0)\n{\n"
+                                    "\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n"
+                                    "\tld.param.u64 %rd1, [p0];\n"
+                                    "\tmov.u32 %r1, 5;\n"
+                                    "\tmov.u32 %r2, 7;\n"
+                                    "\tadd.s32 %r1, %r1, %r2;\n"
+                                    "\tst.global.u32 [%rd1], %r1;\n"
+                                    "\tret;\n}\n";
+
+static void test_dataflow__hand_read_write_is_no_kill_of_the_read(void **state)
+{
+	(void)state;
+	Fx x = fx(RW_BLOCK);
+	uint32_t r1 = R(&x, "%r1"), r2 = R(&x, "%r2"), u[4];
+	assert_true(df_live_after(x.df, 1, r1));
+	assert_true(df_live_after(x.df, 2, r1));
+	assert_true(df_live_after(x.df, 3, r1));  /* s4 reads s3's value */
+	assert_false(df_live_after(x.df, 4, r1)); /* nothing reads it after s4 */
+	assert_false(df_live_after(x.df, 1, r2));
+	assert_true(df_live_after(x.df, 2, r2));
+	assert_false(df_live_after(x.df, 3, r2));
+	/* the read at s3 is s1's value; the read at s4 is s3's */
+	assert_int_equal(df_reaching_def(x.df, 3, r1), 1);
+	assert_int_equal(df_reaching_def(x.df, 4, r1), 3);
+	assert_int_equal(df_uses_of(x.df, 1, r1, u, 4), 1);
+	assert_int_equal(u[0], 3);
+	assert_int_equal(df_uses_of(x.df, 3, r1, u, 4), 1);
+	assert_int_equal(u[0], 4);
+	/* the cut s3..s3 reads %r1 and %r2 from before it (first-use order:
+	 * the operands left to right, %r1 first) and hands %r1 on */
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 3, 3, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2);
+	assert_int_equal(c.live_in.v[0].reg, r1);
+	assert_int_equal(c.live_in.v[1].reg, r2);
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, r1);
+	cut_release(&c);
+	err_release(&e);
+	fx_free(&x);
+}
+
+/* The same across a block boundary: the read-write statement is the first
+ * statement of its block that touches %r1.
+ *   B0: s0 ld.param  s1 mov %r1, 5  s2 mov %r2, 7  s3 setp %p1  s4 @%p1 bra $L_a
+ *   B1: s5 mov.u32 %r3, 1
+ *   B2 ($L_a): s6 add.s32 %r1, %r1, %r2   s7 st [%rd1], %r1   s8 ret
+ * B2 reads %r1 at s6 before s6's write: %r1 is live into B2, hence live out
+ * of its predecessors B0 (the branch) and B1 (the fall-through), and live
+ * into B1 (B1 does not define it).  %r3 is never read: live nowhere. */
+static const char RW_BLOCKS[] = HEAD ".visible .entry k(.param .u64 p0)\n{\n"
+                                     "\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n"
+                                     "\tld.param.u64 %rd1, [p0];\n"
+                                     "\tmov.u32 %r1, 5;\n"
+                                     "\tmov.u32 %r2, 7;\n"
+                                     "\tsetp.eq.s32 %p1, %r2, 0;\n"
+                                     "\t@%p1 bra $L_a;\n"
+                                     "\tmov.u32 %r3, 1;\n"
+                                     "$L_a:\n"
+                                     "\tadd.s32 %r1, %r1, %r2;\n"
+                                     "\tst.global.u32 [%rd1], %r1;\n"
+                                     "\tret;\n}\n";
+
+static void test_dataflow__hand_read_write_first_in_its_block(void **state)
+{
+	(void)state;
+	Fx x = fx(RW_BLOCKS);
+	uint32_t r1 = R(&x, "%r1"), r3 = R(&x, "%r3");
+	assert_int_equal(df_nblocks(x.df), 3);
+	uint32_t b0 = df_block_of(x.df, 4), b1 = df_block_of(x.df, 5), b2 = df_block_of(x.df, 6);
+	assert_true(b0 != b1 && b1 != b2 && b0 != b2);
+	assert_true(df_live_in_block(x.df, b2, r1));
+	assert_true(df_live_in_block(x.df, b1, r1));
+	assert_true(df_live_after(x.df, 4, r1)); /* end of B0 */
+	assert_true(df_live_after(x.df, 5, r1)); /* end of B1 */
+	assert_false(df_live_in_block(x.df, b2, r3));
+	assert_false(df_live_after(x.df, 5, r3));
+	/* one definition reaches s6 on both paths: s1 */
+	assert_int_equal(df_reaching_def(x.df, 6, r1), 1);
+	fx_free(&x);
+}
+
+/* A guarded definition does not kill:
+ *   s0 ld.param.u64 %rd1, [p0]
+ *   s1 ld.global.u32 %r1, [%rd1]
+ *   s2 setp.ne.s32 %p1, %r1, 0
+ *   s3 mov.u32 %r2, 1
+ *   s4 @%p1 mov.u32 %r2, 2     writes %r2 only when %p1 holds
+ *   s5 st.global.u32 [%rd1], %r2
+ * When %p1 is false s5 reads s3's %r2, so %r2 is live after s3 (a kill at
+ * s4 would make it dead there), both s3 and s4 reach s5 (DF_DEF_MANY; the
+ * set is {3, 4}, the entry not among them: s3 kills), and s3's value has
+ * one use, s5.  The cut s4..s4 reads %p1, and %r2 "through": its old value
+ * leaves the cut when the write does not happen. */
+static const char GUARD_HAND[] = HEAD ".visible .entry k(.param .u64 p0)\n{\n"
+                                      "\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n"
+                                      "\tld.param.u64 %rd1, [p0];\n"
+                                      "\tld.global.u32 %r1, [%rd1];\n"
+                                      "\tsetp.ne.s32 %p1, %r1, 0;\n"
+                                      "\tmov.u32 %r2, 1;\n"
+                                      "\t@%p1 mov.u32 %r2, 2;\n"
+                                      "\tst.global.u32 [%rd1], %r2;\n"
+                                      "\tret;\n}\n";
+
+static void test_dataflow__hand_guarded_definition_does_not_kill(void **state)
+{
+	(void)state;
+	Fx x = fx(GUARD_HAND);
+	uint32_t r2 = R(&x, "%r2"), defs[4], u[4];
+	bool kills = true, entry = true;
+	assert_true(df_stmt_defines(x.df, 4, r2, &kills));
+	assert_false(kills);
+	assert_true(df_stmt_defines(x.df, 3, r2, &kills));
+	assert_true(kills);
+	assert_true(df_live_after(x.df, 3, r2));
+	assert_int_equal(df_reaching_def(x.df, 5, r2), DF_DEF_MANY);
+	assert_int_equal(df_reaching_defs(x.df, 5, r2, defs, 4, &entry), 2);
+	assert_int_equal(defs[0], 3);
+	assert_int_equal(defs[1], 4);
+	assert_false(entry);
+	assert_int_equal(df_uses_of(x.df, 3, r2, u, 4), 1);
+	assert_int_equal(u[0], 5);
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 4, 4, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2);
+	assert_int_equal(c.live_in.v[0].reg, R(&x, "%p1"));
+	assert_false(c.live_in.v[0].through);
+	assert_int_equal(c.live_in.v[1].reg, r2);
+	assert_true(c.live_in.v[1].through);
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, r2);
+	cut_release(&c);
+	err_release(&e);
+	fx_free(&x);
+}
+
+/* Vector operands:
+ *   s0 ld.param.u64 %rd1, [p0]
+ *   s1 ld.global.v2.u32 {%r1, %r2}, [%rd1]   a vector of registers: defines
+ *                                            and kills %r1 and %r2
+ *   s2 mov.b32 v.x, %r1     one element of the .v2 variable v: a definition
+ *   s3 mov.b32 v.y, %r2     of v that does not kill (the other element stays)
+ *   s4 add.u32 %r3, v.x, v.y    reads v
+ *   s5 mov.b32 v.x, %r3     one element again: v.y (s3's) stays
+ *   s6 st.global.v2.u32 [%rd1], {v.x, v.y}   reads v: s3's y and s5's x
+ * So: s4 is reached by s2 and s3 and by the entry (no kill of v before
+ * it); v is live after s5 and after s4 (s6 reads v.y, which s5 keeps);
+ * %r1 is dead after s2, %r2 after s3; the cut s5..s5 reads %r3 and lets
+ * v's old value through, and hands v on. */
+static const char VEC_HAND[] = HEAD ".visible .entry k(.param .u64 p0)\n{\n"
+                                    "\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\t.reg .v2 .b32 v;\n"
+                                    "\tld.param.u64 %rd1, [p0];\n"
+                                    "\tld.global.v2.u32 {%r1, %r2}, [%rd1];\n"
+                                    "\tmov.b32 v.x, %r1;\n"
+                                    "\tmov.b32 v.y, %r2;\n"
+                                    "\tadd.u32 %r3, v.x, v.y;\n"
+                                    "\tmov.b32 v.x, %r3;\n"
+                                    "\tst.global.v2.u32 [%rd1], {v.x, v.y};\n"
+                                    "\tret;\n}\n";
+
+static void test_dataflow__hand_vector_operands(void **state)
+{
+	(void)state;
+	Fx x = fx(VEC_HAND);
+	uint32_t v = R(&x, "v"), r1 = R(&x, "%r1"), r2 = R(&x, "%r2"), r3 = R(&x, "%r3");
+	uint32_t defs[4];
+	bool kills = false, entry = false;
+	DEFS(x, 1, "%r1,%r2");
+	assert_true(df_stmt_defines(x.df, 1, r1, &kills));
+	assert_true(kills);
+	assert_true(df_stmt_defines(x.df, 1, r2, &kills));
+	assert_true(kills);
+	assert_true(df_stmt_defines(x.df, 2, v, &kills));
+	assert_false(kills);
+	assert_true(df_stmt_defines(x.df, 5, v, &kills));
+	assert_false(kills);
+	USES(x, 6, "%rd1,v");
+	assert_int_equal(df_reaching_defs(x.df, 4, v, defs, 4, &entry), 2);
+	assert_int_equal(defs[0], 2);
+	assert_int_equal(defs[1], 3);
+	assert_true(entry);
+	assert_true(df_live_after(x.df, 4, v));
+	assert_true(df_live_after(x.df, 5, v));
+	assert_false(df_live_after(x.df, 2, r1));
+	assert_true(df_live_after(x.df, 2, r2));
+	assert_false(df_live_after(x.df, 3, r2));
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 5, 5, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2);
+	bool saw_r3 = false, saw_v = false;
+	for (size_t i = 0; i < c.live_in.n; i++) {
+		if (c.live_in.v[i].reg == r3)
+			saw_r3 = !c.live_in.v[i].through;
+		if (c.live_in.v[i].reg == v)
+			saw_v = c.live_in.v[i].through;
+	}
+	assert_true(saw_r3);
+	assert_true(saw_v);
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, v);
+	cut_release(&c);
+	err_release(&e);
+	fx_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,6 +1336,11 @@ int main(void)
 		cmocka_unit_test(test_dataflow__read_and_write_same_register),
 		cmocka_unit_test(test_dataflow__guarded_write_live_in),
 		cmocka_unit_test(test_dataflow__every_reaching_definition),
+		cmocka_unit_test(test_dataflow__space_components_not_spaces),
+		cmocka_unit_test(test_dataflow__hand_read_write_is_no_kill_of_the_read),
+		cmocka_unit_test(test_dataflow__hand_read_write_first_in_its_block),
+		cmocka_unit_test(test_dataflow__hand_guarded_definition_does_not_kill),
+		cmocka_unit_test(test_dataflow__hand_vector_operands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

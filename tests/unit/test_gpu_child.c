@@ -2,7 +2,8 @@
  * test_gpu_child.c - the child-process machinery with stand-in children
  * (no GPU): data comes back, errors and faults are told apart, a crash is a
  * fault, a child past its time limit is killed and reported as a hang, and
- * the parent survives all of it.  Also the "no driver" path of a job.
+ * the parent survives all of it; children run side by side
+ * (gpu_child_run_all).  Also the "no driver" path of a job.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,6 +201,72 @@ static void test_gpu_child__job_without_driver(void **state)
 	err_release(&e);
 }
 
+/*
+ * Children that meet: each makes its file "DIR/NAME", then looks for the
+ * other's file up to `patience` times, 10 ms apart, and sends "met" when
+ * it saw it, "alone" when not.  Side by side both meet; one after the
+ * other the first cannot.
+ */
+typedef struct {
+	const char *dir, *name, *other;
+	int patience;
+} Meet;
+
+static int body_meet(void *arg, GpuChan *ch)
+{
+	const Meet *m = arg;
+	char mine[512], theirs[512];
+	snprintf(mine, sizeof mine, "%s/%s", m->dir, m->name);
+	snprintf(theirs, sizeof theirs, "%s/%s", m->dir, m->other);
+	FILE *f = fopen(mine, "w");
+	if (f)
+		fclose(f);
+	for (int i = 0; i < m->patience; i++) {
+		if (access(theirs, F_OK) == 0) {
+			gpu_chan_result(ch, GPU_OK, NULL, "met", 3);
+			return 0;
+		}
+		usleep(10000);
+	}
+	gpu_chan_result(ch, GPU_OK, NULL, "alone", 5);
+	return 0;
+}
+
+static void run_meet(bool serial, int patience, const char *want0, const char *want1)
+{
+	char dir[] = "/tmp/d4r-test-meet-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	Meet m[2] = {{dir, "a", "b", patience}, {dir, "b", "a", patience}};
+	GpuChildTask t[2] = {{.arg = &m[0]}, {.arg = &m[1]}};
+	double wall = -1;
+	gpu_child_run_all(body_meet, t, 2, 10, 10, serial, &wall);
+	assert_true(wall >= 0);
+	const char *want[2] = {want0, want1};
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(t[k].rc, 0);
+		assert_int_equal(t[k].cr.status, GPU_OK);
+		assert_int_equal(t[k].cr.nrecs, 1);
+		assert_int_equal(t[k].cr.recs[0].npayload, strlen(want[k]));
+		assert_memory_equal(t[k].cr.recs[0].payload, want[k], strlen(want[k]));
+		gpu_child_result_release(&t[k].cr);
+		err_release(&t[k].e);
+	}
+	char p[600];
+	snprintf(p, sizeof p, "%s/a", dir);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/b", dir);
+	unlink(p);
+	rmdir(dir);
+}
+
+static void test_gpu_child__run_all_side_by_side(void **state)
+{
+	(void)state;
+	run_meet(false, 1000, "met", "met");
+	/* serial: the first ends before the second starts */
+	run_meet(true, 20, "alone", "met");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_child__hang_is_killed),
 		cmocka_unit_test(test_gpu_child__exit_without_result),
 		cmocka_unit_test(test_gpu_child__job_without_driver),
+		cmocka_unit_test(test_gpu_child__run_all_side_by_side),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

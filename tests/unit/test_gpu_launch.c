@@ -96,6 +96,7 @@ typedef struct {
 
 static CUresult sticky;           /* the context's sticky error */
 static int pending_spin;          /* the next synchronise never returns */
+static int last_probed;           /* the last launch ran a module with probes */
 static int links, modules_loaded; /* compiles, and cubins loaded */
 static MockArray *objects[64];    /* texture / surface handles - 1 */
 static size_t nobjects;
@@ -152,10 +153,55 @@ static CUresult m_cuGetErrorString(CUresult r, const char **s)
 	return CUDA_SUCCESS;
 }
 
+/* With $D4R_MOCK_EVENTS, a line per compile's start and end and per
+ * launch, with the process id, appended to that file (one write each, so
+ * the lines of several processes do not mix). */
+static void mock_event(const char *what)
+{
+	const char *path = getenv("D4R_MOCK_EVENTS");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (f) {
+		setvbuf(f, NULL, _IOFBF, 256);
+		fprintf(f, "%s %ld\n", what, (long)getpid());
+		fclose(f);
+	}
+}
+
+/* "// mock: jit-meet N": a compile waits (10 s at most) until the events
+ * file shows N compiles started, so JITs that run side by side all end
+ * after every one has begun, and JITs one after the other do not. */
+static void jit_meet(const char *text)
+{
+	const char *m = strstr(text, "// mock: jit-meet ");
+	const char *path = getenv("D4R_MOCK_EVENTS");
+	if (!m || !path)
+		return;
+	int want = atoi(m + 18);
+	for (int tries = 0; tries < 1000; tries++) {
+		FILE *f = fopen(path, "r");
+		char line[128];
+		int begun = 0;
+		while (f && fgets(line, sizeof line, f))
+			begun += !strncmp(line, "jit-begin ", 10);
+		if (f)
+			fclose(f);
+		if (begun >= want)
+			return;
+		usleep(10000);
+	}
+}
+
 /* "Compiles": PTX with "bogus" in it fails with a ptxas-style log. */
 static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **val)
 {
+	mock_event("jit-begin");
+	jit_meet(text);
+	mock_event("jit-end");
 	const char *bad = strstr(text, "bogus");
+	int verbose = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (opt[i] == CU_JIT_LOG_VERBOSE)
+			verbose = val[i] != NULL;
 	for (unsigned i = 0; i < n; i++) {
 		if (opt[i] == CU_JIT_ERROR_LOG_BUFFER && bad) {
 			unsigned line = 1;
@@ -166,8 +212,25 @@ static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **
 			         "known instruction: 'bogus'\nptxas fatal   : Ptx assembly aborted due to "
 			         "errors\n", line);
 		}
-		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad)
-			snprintf(val[i], 64, "ptxas info    : stand-in compile");
+		if (opt[i] == CU_JIT_INFO_LOG_BUFFER && !bad) {
+			/* verbose: a block for the first entry, which spills with
+			 * "// mock: spill" */
+			const char *en = strstr(text, ".entry ");
+			int nl = 0, sp = strstr(text, "// mock: spill") != NULL;
+			while (en && en[7 + nl] && en[7 + nl] != '(' && nl < 64)
+				nl++;
+			if (verbose && en)
+				snprintf(val[i], 512,
+				         "ptxas info    : stand-in compile\n"
+				         "ptxas info    : Compiling entry function '%.*s' for 'sm_90'\n"
+				         "ptxas info    : Function properties for %.*s\n"
+				         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill "
+				         "loads\n"
+				         "ptxas info    : Used 32 registers, 0 bytes smem",
+				         nl, en + 7, nl, en + 7, sp ? 64 : 0, sp ? 64 : 0, sp ? 60 : 0);
+			else
+				snprintf(val[i], 64, "ptxas info    : stand-in compile");
+		}
 		if (opt[i] == CU_JIT_WALL_TIME) {
 			float ms = 1.5f;
 			memcpy(&val[i], &ms, sizeof ms);
@@ -259,11 +322,15 @@ static CUresult m_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v
 		((MockFunc *)f)->max_dyn = v;
 	return CUDA_SUCCESS;
 }
+/* Registers: 40 with probes, else 32; local memory 64 bytes with
+ * "// mock: spill"; shared memory 0. */
 static CUresult m_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f)
 {
-	(void)a;
-	(void)f;
-	*pi = 0;
+	const char *text = ((MockFunc *)f)->mod->text;
+	*pi = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? (strstr(text, "d4r-splice probe") ? 40 : 32)
+	      : a == CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES ? (strstr(text, "// mock: spill") ? 64 : 0)
+	      : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+	                                                   : 0;
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuLinkCreate(unsigned int n, CUjit_option *opt, void **val, CUlinkState *s)
@@ -432,6 +499,29 @@ static uint32_t probe_value(const char *reg, size_t n, uint64_t w, unsigned l)
 	return h & ~0x40004000u;
 }
 
+/* The "clock" of the profile's reads: the read's line in the module
+ * times 2 + warp % 3 (the register's `cvt` names the line), and the
+ * "globaltimer" 1000 x the warp; 0 for any other guarded store.  *line
+ * gets the line (0: none), *timer whether it is the globaltimer. */
+static void clock_of(const char *text, const char *reg, uint64_t *line, int *timer)
+{
+	char want[96];
+	const char *at;
+	*line = 0;
+	*timer = 0;
+	snprintf(want, sizeof want, "mov.u64 \t%s, %%globaltimer;", reg);
+	if (strstr(text, want)) {
+		*timer = 1;
+		return;
+	}
+	snprintf(want, sizeof want, "cvt.u32.u64 \t%s,", reg);
+	if (!(at = strstr(text, want)))
+		return;
+	*line = 1;
+	for (const char *p = text; p < at; p++)
+		*line += *p == '\n';
+}
+
 /* What the probes in mf's body would store in a launch of the grid. */
 static void probe_stores(const MockFunc *mf, uint64_t warps)
 {
@@ -460,20 +550,30 @@ static void probe_stores(const MockFunc *mf, uint64_t warps)
 		const char *fp = strstr(text, "// mock: probe-flip ");
 		if (fp)
 			sscanf(fp + 20, "%63s %llu %u", flip, &fw, &fl);
-		for (const char *p = body; (p = strstr(p, "\tst.global.b")) != NULL && p < body_end;
+		for (const char *p = body; (p = strstr(p, "st.global.b")) != NULL && p < body_end;
 		     p++) {
+			if (p[-1] != '\t' && p[-1] != ' ')
+				continue;
 			unsigned bits;
 			unsigned long long off;
 			char reg[64];
 			int used = 0;
-			if (sscanf(p, "\tst.global.b%u \t[%%prb%*[^+]+%llu], %63[^;];%n", &bits, &off, reg,
+			if (sscanf(p, "st.global.b%u \t[%%prb%*[^+]+%llu], %63[^;];%n", &bits, &off, reg,
 			           &used) != 3 || !used || (bits != 32 && bits != 64))
 				continue;
 			const char *bol = p;
 			while (bol > text && bol[-1] != '\n')
 				bol--;
-			if (bol != p)   /* a guarded store: per-warp records are not emulated */
+			if (memchr(bol, '@', (size_t)(p - bol))) {   /* guarded: lane 0's, of a read */
+				uint64_t line;
+				int timer;
+				clock_of(text, reg, &line, &timer);
+				for (uint64_t w = 0; w < warps; w++) {
+					uint64_t v = timer ? 1000 * w : line * (2 + w % 3);
+					memcpy(dump + w * wbytes + off, &v, bits / 8);
+				}
 				continue;
+			}
 			size_t rn = strlen(reg);
 			for (uint64_t w = 0; w < warps; w++)
 				for (unsigned l = 0; l < 32; l++) {
@@ -497,6 +597,7 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 {
 	(void)s, (void)kp;
 	MockFunc *mf = (MockFunc *)f;
+	mock_event("launch");
 	if (sticky)
 		return sticky;
 	if ((int)smem > mf->max_dyn)
@@ -538,6 +639,7 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	}
 	if (!sticky && !pending_spin)
 		probe_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
+	last_probed = strstr(mf->mod->text, "d4r-splice probe") != NULL;
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuStreamCreate(CUstream *s, unsigned int f)
@@ -556,10 +658,11 @@ static CUresult m_cuEventCreate(CUevent *e, unsigned int f)
 }
 static CUresult m_cuEventRecord(CUevent e, CUstream s) { (void)e, (void)s; return sticky; }
 static CUresult m_cuEventSynchronize(CUevent e) { (void)e; return sync_now(); }
+/* 0.25 ms, and 4% more after a launch of a module with probes. */
 static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
 	(void)a, (void)b;
-	*ms = 0.25f;
+	*ms = last_probed ? 0.26f : 0.25f;
 	return sticky;
 }
 static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }

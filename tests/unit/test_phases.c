@@ -681,6 +681,62 @@ static void test_phases__c_zero_only_from_immediate_zero(void **state)
 	unload(&x);
 }
 
+/*
+ * The C-kind rule by hand: C is zero only when every C register holds the
+ * bits 0, from a mov of an immediate whose every bit is zero (0f00000000,
+ * 0) or a copy of one; any other mov of an immediate is computed.  One
+ * phase per accumulator (a statement that is not an mma between phases):
+ *   p1 (s9):  f32 C {%f1, %f2, %f3, %f4}: s5 mov.f32 %f1, 0f00000000 (zero);
+ *             s6 %f2 = copy of %f1 (zero); s7 mov.b32 %f3, 0 (the integer
+ *             0: bits zero); s8 %f4 = copy of %f3 (zero)            -> zero
+ *   p2 (s11): C {%f5 x4}, s10 mov.b32 %f5, 1 (bits 0x00000001)     -> computed
+ *   p3 (s13): C {%f6 x4}, s12 mov.b32 %f6, 0x3F800000 (1.0f)       -> computed
+ *   p4 (s15): C {%f7 x4}, s14 mov.f32 %f7, 0f80000000 (-0.0: the
+ *             sign bit set)                                        -> computed
+ *   p5 (s18): f16x2 C {%r20, %r21}: s16 mov.b32 %r20, 0 (zero), s17
+ *             %r21 = copy of %r20 (zero)                           -> zero
+ *   p6 (s20): f16x2 C {%r22, %r22}, s19 mov.u32 %r22, 7            -> computed
+ */
+static const char ckinds_hand[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS TILES
+    "  mov.f32 %f1, 0f00000000;\n"                                             /* 5 */
+    "  mov.f32 %f2, %f1;\n"                                                    /* 6 */
+    "  mov.b32 %f3, 0;\n"                                                      /* 7 */
+    "  mov.f32 %f4, %f3;\n"                                                    /* 8 */
+    "  " MMA16 "{%f11, %f12, %f13, %f14}, " A0 ", " B0 ", {%f1, %f2, %f3, %f4};\n" /* 9 */
+    "  mov.b32 %f5, 1;\n"                                                      /* 10 */
+    "  " MMA16 "{%f15, %f16, %f17, %f18}, " A0 ", " B0 ", {%f5, %f5, %f5, %f5};\n" /* 11 */
+    "  mov.b32 %f6, 0x3F800000;\n"                                             /* 12 */
+    "  " MMA16 "{%f19, %f20, %f21, %f22}, " A0 ", " B0 ", {%f6, %f6, %f6, %f6};\n" /* 13 */
+    "  mov.f32 %f7, 0f80000000;\n"                                             /* 14 */
+    "  " MMA16 "{%f23, %f24, %f25, %f26}, " A0 ", " B0 ", {%f7, %f7, %f7, %f7};\n" /* 15 */
+    "  mov.b32 %r20, 0;\n"                                                     /* 16 */
+    "  mov.b32 %r21, %r20;\n"                                                  /* 17 */
+    "  " MMA "{%r30, %r31}, " A0 ", " B0 ", {%r20, %r21};\n"                   /* 18 */
+    "  mov.u32 %r22, 7;\n"                                                     /* 19 */
+    "  " MMA "{%r32, %r33}, " A0 ", " B0 ", {%r22, %r22};\n"                   /* 20 */
+    "  ret;\n}\n";
+
+static void test_phases__c_kind_by_hand(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, ckinds_hand, 0, "k");
+	static const struct {
+		uint32_t first;
+		CKind kind;
+	} want[] = {{9, CK_ZERO},      {11, CK_COMPUTED}, {13, CK_COMPUTED},
+	            {15, CK_COMPUTED}, {18, CK_ZERO},     {20, CK_COMPUTED}};
+	assert_int_equal(x.pl.n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		const Phase *p = &x.pl.v[i];
+		if (p->first != want[i].first || p->c_kind != want[i].kind)
+			fail_msg("phase %zu: s%u c_kind %s, expected s%u %s", i + 1, p->first,
+			         ckind_name(p->c_kind), want[i].first, ckind_name(want[i].kind));
+	}
+	unload(&x);
+}
+
 /* An in-place chain of two in a loop: zero, or loaded, on entry. */
 #define LOOP_BODY                                                                        \
 	"$L_loop:\n"                                                                     \
@@ -950,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_phases__chains_by_reaching_definition),
 		cmocka_unit_test(test_phases__chains_break),
 		cmocka_unit_test(test_phases__c_zero_only_from_immediate_zero),
+		cmocka_unit_test(test_phases__c_kind_by_hand),
 		cmocka_unit_test(test_phases__loop_carried),
 		cmocka_unit_test(test_phases__guarded_mma),
 		cmocka_unit_test(test_phases__wgmma_scale_d_and_descriptors),

@@ -1202,6 +1202,57 @@ static void test_ptx__error_misc(void **state)
 	}
 }
 
+/*
+ * With no edits the emitter copies the file, so a round trip's byte
+ * comparison holds whatever the parser recorded; ptx_verify is what checks
+ * the model.  Here the model of a parsed statement is corrupted as a
+ * misreading parser would leave it, the copy is still byte for byte, and
+ * verify must name the statement.  The statement is line 7 (3 header
+ * lines, the .entry, '{', the .reg), column 2 (after the tab); its compact
+ * rendering is the opcode and the operands with whitespace removed.
+ */
+static void test_ptx__verify_catches_a_misread_operand(void **state)
+{
+	(void)state;
+	const char *src = ENTRY("\t.reg .b32 %r<20>;\n\tadd.s32 %r12, %r1, %r10;\n\tret;\n");
+	Module *m = parse_ok(src);
+	const Stmt *s = func_stmt(m, &m->funcs.v[0], 0);
+	Operand *d = &m->opds.v[stmt_opd_index(m, s, 0)];
+	Operand *c = &m->opds.v[stmt_opd_index(m, s, 2)];
+	const Operand *b = &m->opds.v[stmt_opd_index(m, s, 1)];
+	assert_int_equal(d->len, 4); /* %r12 */
+	assert_int_equal(c->len, 4); /* %r10 */
+	Err e = ERR_INIT;
+	StrBuf out = STRBUF_INIT;
+	/* 1. the destination read one byte short: %r12 as %r1 */
+	d->len = 3;
+	assert_int_equal(ptx_emit(m, NULL, 0, &out, &e), 0);
+	assert_int_equal(out.n, strlen(src));
+	assert_memory_equal(out.p, src, out.n); /* the round trip cannot tell */
+	assert_int_equal(ptx_verify(m, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "t.ptx:7:2: "));
+	assert_non_null(strstr(err_msg(&e), "statement s0 re-renders as 'add.s32%r1,%r1,%r10;'"));
+	err_release(&e);
+	d->len = 4;
+	assert_int_equal(ptx_verify(m, &e), 0);
+	/* 2. the third operand taken from the second's text: %r10 read as %r1 */
+	uint32_t off = c->off;
+	c->off = b->off;
+	c->len = b->len;
+	sb_reset(&out);
+	assert_int_equal(ptx_emit(m, NULL, 0, &out, &e), 0);
+	assert_memory_equal(out.p, src, strlen(src));
+	assert_int_equal(ptx_verify(m, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "statement s0 re-renders as 'add.s32%r12,%r1,%r1;'"));
+	err_release(&e);
+	c->off = off;
+	c->len = 4;
+	assert_int_equal(ptx_verify(m, &e), 0);
+	sb_release(&out);
+	err_release(&e);
+	mod_free(m);
+}
+
 /* ptx_emit_to hands out exactly the bytes ptx_emit builds, edits included,
  * in pieces that concatenate to them. */
 static int collect_sink(void *ctx, const char *p, size_t n)
@@ -1273,6 +1324,7 @@ int main(void)
 		cmocka_unit_test(test_ptx__error_unterminated_comment_and_string),
 		cmocka_unit_test(test_ptx__error_misc),
 		cmocka_unit_test(test_ptx__emit_to_streams_what_emit_builds),
+		cmocka_unit_test(test_ptx__verify_catches_a_misread_operand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

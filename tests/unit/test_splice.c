@@ -92,10 +92,27 @@ static void fx_free(Fx *x)
 	err_release(&x->e);
 }
 
-static void assert_outside_unchanged(const SpliceResult *res, const char *in, size_t n)
+/*
+ * Every byte of `in` outside the statements s`first`..s`last` of k is in the
+ * output, in place: the output begins with the bytes before the cut's first
+ * statement and ends with those after its last one's ';'.  The span comes
+ * from a parse of `in` made here, not from the region the splicer reports,
+ * so a splicer that also swallows a byte beside the cut fails this check.
+ */
+static void assert_outside_unchanged(const SpliceResult *res, const char *in, size_t n,
+                                     uint32_t first, uint32_t last)
 {
-	size_t pre = res->region_off, suf = res->text.n - res->region_off - res->region_len;
-	assert_true(pre + suf <= n);
+	Err e = ERR_INIT;
+	Module *m = ptx_parse("orig.ptx", in, n, &e);
+	assert_non_null(m);
+	const Func *f = mod_func_find(m, str_c("k"));
+	assert_non_null(f);
+	assert_true(first <= last && last < f->nstmt);
+	const Stmt *s0 = func_stmt(m, f, first), *s1 = func_stmt(m, f, last);
+	size_t pre = s0->off, suf = n - (s1->off + s1->len);
+	mod_free(m);
+	err_release(&e);
+	assert_true(pre + suf <= res->text.n);
 	assert_memory_equal(res->text.p, in, pre);
 	assert_memory_equal(res->text.p + res->text.n - suf, in + n - suf, suf);
 }
@@ -420,7 +437,7 @@ static void test_splice__identity_fresh_prefix(void **state)
 	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_r8, %spl1_r9;\n"));
 	assert_non_null(strstr(x.res.text.p, "{%spl1_r8, %spl1_r9}, {%r1, %r2, %r3, %r4}, {%r5, %r6}"));
 	assert_non_null(strstr(x.res.text.p, "{%r100, %r101}, {%r1, %r2, %r3, %r4}, {%r6, %r5}, {%spl1_r8, %spl1_r9};"));
-	assert_outside_unchanged(&x.res, K, strlen(K));
+	assert_outside_unchanged(&x.res, K, strlen(K), 5, 6);
 	/* the output parses */
 	Err e = ERR_INIT;
 	Module *m2 = ptx_parse("out.ptx", x.res.text.p, x.res.text.n, &e);
@@ -467,7 +484,7 @@ static void test_splice__scope_names_without_percent(void **state)
 	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_lo;\n\tadd.s32 \t%spl1_lo, %r100, %r101;") ||
 	                strstr(x.res.text.p, "\t.reg .b32 %spl1_lo;\n\tadd.s32 %spl1_lo, %r100, %r101;"));
 	assert_non_null(strstr(x.res.text.p, "mov.b32 %r10, %spl1_lo;"));
-	assert_outside_unchanged(&x.res, K, strlen(K));
+	assert_outside_unchanged(&x.res, K, strlen(K), 7, 8);
 	fx_free(&x);
 	/* the whole scope inside the cut: 'lo' travels with the text */
 	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [6, 9]}, \"template\": \"identity\","
@@ -477,7 +494,7 @@ static void test_splice__scope_names_without_percent(void **state)
 	if (splice_run(&req, &x.res, &x.e) < 0)
 		fail_msg("%s", err_msg(&x.e));
 	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 lo;\n\tadd.s32 lo, %spl1_r100, %spl1_r101;"));
-	assert_outside_unchanged(&x.res, K, strlen(K));
+	assert_outside_unchanged(&x.res, K, strlen(K), 6, 9);
 	fx_free(&x);
 	/* from inside the scope to outside it: refused */
 	fx_init(&x, "{\"entry\": \"k\", \"cut\": {\"stmts\": [8, 9]}, \"template\": \"identity\","
@@ -538,7 +555,7 @@ static void test_splice__template_checks(void **state)
 	if (splice_run(&req, &x.res, &x.e) < 0)
 		fail_msg("%s", err_msg(&x.e));
 	assert_non_null(strstr(x.res.text.p, "{%spl1_x0, %spl1_x1}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r7};"));
-	assert_outside_unchanged(&x.res, K, strlen(K));
+	assert_outside_unchanged(&x.res, K, strlen(K), 5, 6);
 	StrBuf w = STRBUF_INIT;
 	splice_where(&x.res, "k.ptx", x.res.region_line + 6, &w);
 	char want[300];
@@ -623,7 +640,7 @@ static void test_splice__scaffold_splices_as_identity(void **state)
 	memset(&res, 0, sizeof res);
 	if (splice_run(&req, &res, &e) < 0)
 		fail_msg("%s", err_msg(&e));
-	assert_outside_unchanged(&res, K, strlen(K));
+	assert_outside_unchanged(&res, K, strlen(K), 5, 6);
 	assert_string_equal(res.template_name, "ptx/lay/phase-01.ptx");
 	splice_result_release(&res);
 	rcp_release(&r);
