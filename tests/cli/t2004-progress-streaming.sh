@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# t2004-progress-streaming: the progress line (done/total, elapsed) is
-# drawn on standard error when it is a terminal and never into a pipe or a
-# file; standard output on a pipe is line-buffered, so each line reaches
+# t2004-progress-streaming: the progress line (done/total, elapsed; the
+# wait for a GPU child) is drawn on standard error when it is a terminal and
+# never into a pipe or a file; standard output on a pipe is line-buffered, so each line reaches
 # the reader while the command is still working.
 . "$D4R_TOP/tests/cli/lib.sh"
 cd "$TOP"
@@ -25,6 +25,19 @@ if command -v script >/dev/null; then
 	grep -aq "6 recipes, 0 failed" "$T/tty" || fail "the summary is missing on the terminal"
 else
 	echo "no script(1): the terminal case is not checked"
+fi
+
+# The main job's wait for its GPU children, on a terminal only (the
+# stand-in driver: its JIT takes no time, the start is what is seen).
+if command -v script >/dev/null; then
+	. "$TOP/tests/cli/smoke-layer.sh"
+	smoke_layer "$T/repo"
+	stand_in_driver
+	(cd "$T/repo" && script -qec "'$D4R' smoke --phase 1 --runs 0 --no-cache >/dev/null" "$T/tty2" >/dev/null 2>&1) ||
+		fail "the main job under script(1)"
+	grep -aq $'\r\033\[Kstarting the GPU 0 s' "$T/tty2" || { od -c "$T/tty2" | head; fail "no wait line on a terminal"; }
+	(cd "$T/repo" && "$D4R" smoke --phase 1 --runs 0 --no-cache) >/dev/null 2>"$T/err2" || fail "the main job"
+	if grep -q $'\r\|\033' "$T/err2"; then fail "the main job drew its wait into a file"; fi
 fi
 
 # Line-buffered on a pipe: roundtrip's first lines arrive while it still
