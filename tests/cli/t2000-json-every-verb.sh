@@ -39,7 +39,7 @@ for l in lines:
 for v, p, k in entries:
     print("%s\t%s\t%s" % (v, p, " ".join(k)))
 PY
-want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect job"
+want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect profile job"
 have=$(cut -f1 "$T/keys" | uniq | tr '\n' ' ' | sed 's/ $//')
 [ "$have" = "$want" ] || fail "the man page lists JSON keys for '$have', expected '$want'"
 
@@ -163,6 +163,7 @@ json run 0 "$D4R" run smoke --runs 0 --json
 json check 1 "$D4R" check smoke --json
 cp "$T/out" "$T/check.json"
 json bisect 0 "$D4R" bisect smoke --phase 1 --json
+json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
 json job 0 "$D4R" smoke --phase 1 --runs 0 --json
 
 # The JSON says what the lines say.
@@ -210,6 +211,7 @@ error diff "$D4R" diff missing.frame corpus/smoke/oracle.frame --json
 error run "$D4R" run nosuch --json
 error check "$D4R" check nosuch --json
 error bisect "$D4R" bisect nosuch --phase 1 --json
+error profile "$D4R" profile nosuch --phase 1 --json
 error job "$D4R" nosuch --phase 1 --json
 error show "$D4R" show "$M" --phase 1 --bogus --json
 # One document: no --json with results of their own on stdout.
