@@ -8,13 +8,18 @@
 #   make mutate      break the code on purpose (tests/mutations.txt) in a copy of
 #                    the tree; every mutation must make a test fail
 #   make format      clang-format the sources
-#   make install     PREFIX=/usr/local DESTDIR=
+#   make install     PREFIX=/usr/local DESTDIR=: the program, its man page,
+#                    recipes/ ptx/ corpus/ in PREFIX/share/d4r-splice (where
+#                    the installed program finds them), bash completion
+#   make completion  build/d4r-splice.bash, from the option tables
 #   make corpus      regenerate corpus/enc4 from its descriptor (needs nvcc)
 #   DEVELOPER=1      -Werror and extra warnings
 
 CC        ?= cc
 CUDA_HOME ?= $(if $(wildcard /usr/local/cuda/include/cuda.h),/usr/local/cuda,/usr)
 PREFIX    ?= /usr/local
+SHAREDIR   = $(PREFIX)/share/d4r-splice
+COMPDIR    = $(PREFIX)/share/bash-completion/completions
 BUILD     ?= build
 VERSION   := 0.1.0
 
@@ -39,7 +44,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all check check-unit check-cli check-golden check-corpus check-gpu bench \
-        asan ubsan fuzz format install uninstall clean corpus deps mutate
+        asan ubsan fuzz format install uninstall clean corpus deps mutate completion
 
 all: $(BUILD)/d4r-splice
 
@@ -102,13 +107,29 @@ format:
 corpus: all
 	scripts/gen-enc4
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+# The bash completion, generated from the program's option tables.
+$(BUILD)/d4r-splice.bash: $(BUILD)/d4r-splice scripts/gen-completion
+	scripts/gen-completion $(BUILD)/d4r-splice >$@.tmp && mv $@.tmp $@
+
+completion: $(BUILD)/d4r-splice.bash
+
+# The data folders replace what an earlier install put there, so a recipe
+# removed from the repository is not found installed.
+install: all $(BUILD)/d4r-splice.bash
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(COMPDIR)
 	install -m 755 $(BUILD)/d4r-splice $(DESTDIR)$(PREFIX)/bin/d4r-splice
 	install -m 644 man/d4r-splice.1 $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1
+	install -m 644 $(BUILD)/d4r-splice.bash $(DESTDIR)$(COMPDIR)/d4r-splice
+	for d in recipes ptx corpus; do \
+	    rm -rf $(DESTDIR)$(SHAREDIR)/$$d && cp -R $$d $(DESTDIR)$(SHAREDIR)/$$d && \
+	    chmod -R u+w,a+rX $(DESTDIR)$(SHAREDIR)/$$d || exit 1; \
+	done
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/d4r-splice $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/d4r-splice $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1 \
+	    $(DESTDIR)$(COMPDIR)/d4r-splice
+	rm -rf $(DESTDIR)$(SHAREDIR)
 
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz

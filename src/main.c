@@ -13,12 +13,25 @@
  *    line ("recipe new"), for the tests and for shell completion; with
  *    `VERB --list-options` on each, and `LAYER --list-options` for the main
  *    job, it is the whole command line's grammar.
+ *  - Standard output is line-buffered when it is a pipe (or a socket), so a
+ *    CI log shows each result line as it is made, not when a buffer fills.
+ *  - --json: main.c asks for it from the words before the options are
+ *    parsed and prints the error document of a verb that ends without one
+ *    (cmd/jsonout.h); the main job prints its own on every exit path.
+ *  - The progress line (base/progress.h) hears of the driver's JIT and the
+ *    launches through the GPU child's watcher, installed here for every
+ *    verb; children waited for at the same time (the two JITs of the main
+ *    job) are named together on it.
  */
+#include "base/progress.h"
 #include "cmd/cmd.h"
+#include "gpu/child.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef D4R_VERSION
@@ -108,8 +121,89 @@ static int global_options(int argc, char **argv, FILE *out)
 	return EXIT_OK;
 }
 
+/* The children being waited for now, one per waiting thread (the main job
+ * JITs its two modules side by side; check waits on --jobs children). */
+enum { WAITS = 16 };
+static struct {
+	pthread_t thread;
+	bool used, jit;
+	char what[96]; /* "original" for a JIT, else the whole phrase */
+	double seconds;
+} waits[WAITS];
+static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The progress line's wait, from every child waited for: "compiling
+ * original and spliced (driver JIT) 8 s", "running pattern 2 s". */
+static void waits_show(void)
+{
+	char jit[160] = "", other[160] = "";
+	double jit_s = 0, other_s = 0;
+	unsigned njit = 0;
+	for (int i = 0; i < WAITS; i++) {
+		if (!waits[i].used)
+			continue;
+		if (waits[i].jit) {
+			size_t n = strlen(jit);
+			snprintf(jit + n, sizeof jit - n, "%s%s", njit ? " and " : "", waits[i].what);
+			njit++;
+			jit_s = waits[i].seconds > jit_s ? waits[i].seconds : jit_s;
+		} else if (!other[0]) {
+			snprintf(other, sizeof other, "%s", waits[i].what);
+			other_s = waits[i].seconds;
+		}
+	}
+	char what[200];
+	if (njit)
+		snprintf(what, sizeof what, "compiling %s (driver JIT)", jit);
+	if (njit)
+		progress_wait(what, jit_s);
+	else if (other[0])
+		progress_wait(other, other_s);
+	else
+		progress_wait(NULL, 0);
+}
+
+/* What a GPU child's stage means to the user, on the progress line. */
+static void child_watch(void *ctx, const char *stage, double seconds)
+{
+	pthread_t self = pthread_self();
+	pthread_mutex_lock(&waits_lock);
+	int slot = -1, free_slot = -1;
+	for (int i = 0; i < WAITS && slot < 0; i++) {
+		if (waits[i].used && pthread_equal(waits[i].thread, self))
+			slot = i;
+		else if (!waits[i].used && free_slot < 0)
+			free_slot = i;
+	}
+	if (!stage) {
+		if (slot >= 0)
+			waits[slot].used = false;
+	} else if (slot >= 0 || free_slot >= 0) {
+		int k = slot >= 0 ? slot : free_slot;
+		waits[k].thread = self;
+		waits[k].used = true;
+		waits[k].jit = !strncmp(stage, "jit ", 4);
+		waits[k].seconds = seconds;
+		if (waits[k].jit)
+			snprintf(waits[k].what, sizeof waits[k].what, "%s", stage + 4);
+		else if (!strcmp(stage, "launch timing"))
+			snprintf(waits[k].what, sizeof waits[k].what, "timing the kernels");
+		else if (!strncmp(stage, "launch ", 7))
+			snprintf(waits[k].what, sizeof waits[k].what, "running %s", stage + 7);
+		else
+			snprintf(waits[k].what, sizeof waits[k].what, "starting the GPU");
+	}
+	waits_show();
+	pthread_mutex_unlock(&waits_lock);
+}
+
 int main(int argc, char **argv)
 {
+	struct stat so;
+	if (fstat(STDOUT_FILENO, &so) == 0 && (S_ISFIFO(so.st_mode) || S_ISSOCK(so.st_mode)))
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	gpu_child_watch(child_watch, NULL);
+	cmd_json_request(argc - 1, argv + 1);
 	char *help[] = {argv[0], (char *)"--help", NULL};
 	char *version[] = {argv[0], (char *)"--version", NULL};
 	if (argc < 2) {
@@ -125,6 +219,6 @@ int main(int argc, char **argv)
 		return close_stdout(global_options(2, version, stdout));
 	for (const CmdVerb *v = commands; v->name; v++)
 		if (!strcmp(verb, v->name))
-			return close_stdout(v->fn(argc - 1, argv + 1));
+			return close_stdout(cmd_json_finish(v->fn(argc - 1, argv + 1)));
 	return close_stdout(cmd_job(argc - 1, argv + 1));
 }

@@ -16,9 +16,33 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* Standard input, read once: "-" may be opened again (recipe check reads
+ * its --module once per recipe) and gets the same bytes. */
+static StrBuf stdin_bytes;
+static bool stdin_read;
+
+static int map_stdin(MapFile *mf, Err *e)
+{
+	if (!stdin_read) {
+		if (sb_read_stream(&stdin_bytes, stdin) < 0)
+			return err_set(e, "cannot read '%s': %s", MAP_STDIN_NAME, strerror(errno));
+		stdin_read = true;
+	}
+	char *p = xmalloc(stdin_bytes.n + 1);
+	memcpy(p, stdin_bytes.p ? stdin_bytes.p : "", stdin_bytes.n);
+	p[stdin_bytes.n] = 0;
+	mf->p = p;
+	mf->n = stdin_bytes.n;
+	mf->path = xstrdup(MAP_STDIN_NAME);
+	mf->mapped = 0;
+	return 0;
+}
+
 int map_open(MapFile *mf, const char *path, Err *e)
 {
 	memset(mf, 0, sizeof(*mf));
+	if (!strcmp(path, "-"))
+		return map_stdin(mf, e);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_set(e, "cannot open '%s': %s", path, strerror(errno));
@@ -66,6 +90,11 @@ int map_open(MapFile *mf, const char *path, Err *e)
 	mf->n = sb.n;
 	mf->mapped = 0;
 	return 0;
+}
+
+const char *map_name(const char *path)
+{
+	return path && !strcmp(path, "-") ? MAP_STDIN_NAME : path;
 }
 
 void map_close(MapFile *mf)

@@ -47,8 +47,14 @@ typedef struct {
 	int mapped;      /* 1: munmap on close; 0: free */
 } MapFile;
 
+/* Maps `path` read-only (reads it when it cannot be mapped: a pipe).  "-"
+ * is standard input, read once and named MAP_STDIN_NAME (mf->path and
+ * messages); opened again it gives the same bytes. */
 int map_open(MapFile *mf, const char *path, Err *e);
 void map_close(MapFile *mf);
+#define MAP_STDIN_NAME "<stdin>"
+/* The name of input `path` in messages: MAP_STDIN_NAME for "-". */
+const char *map_name(const char *path);
 
 /* Registers `path` as an input of this command, named `what` ("module",
  * "recipe", "oracle"...) in messages.  Only an existing regular file is

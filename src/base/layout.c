@@ -3,7 +3,9 @@
  * (see layout.h).
  *
  * Every search goes upward: from the current folder, from the file that
- * names another, or from the program's own folder.  A candidate counts only
+ * names another, or from the program's own folder (where each folder's
+ * share/d4r-splice/ is looked in too: `make install` puts recipes/, ptx/
+ * and corpus/ in PREFIX/share/d4r-splice, beside PREFIX/bin).  A candidate counts only
  * as the kind it must be (a manifest is a file, a corpus or ptx/ a folder),
  * so a stray file named `corpus` does not stop the search.
  */
@@ -105,6 +107,15 @@ char *layout_find_layer(const char *layer, Err *e)
 				break;
 			*slash = 0;
 			char *p = layout_join(exe, rel);
+			if (is_file(p)) {
+				free(rel);
+				return p;
+			}
+			free(p);
+			/* installed: PREFIX/share/d4r-splice/recipes */
+			char *share = layout_join(exe, "share/d4r-splice");
+			p = layout_join(share, rel);
+			free(share);
 			if (is_file(p)) {
 				free(rel);
 				return p;

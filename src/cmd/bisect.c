@@ -988,9 +988,8 @@ int cmd_bisect(int argc, char **argv)
 		cJSON_AddNumberToObject(t, "budget", budget);
 		cJSON_AddStringToObject(root, "device",
 		                        o->device[0] ? o->device : s->device);
-		char *txt = cJSON_Print(root);
-		puts(txt);
-		free(txt);
+		cmd_json_print(root, rc);
+		root = NULL;
 	} else {
 		printf("%s bisect (%s): %s", layer, b->mode_text, verdict);
 		if (fr) {

@@ -10,14 +10,30 @@
  * hangs costs only itself: the modules queued behind it in the same child
  * are run again in a fresh one.
  *
+ * --shard I/N keeps the I-th of N slices of the recipes, so a CI matrix
+ * spreads a layer over machines; --json prints one JSON document instead
+ * of the lines; a progress line on a terminal's stderr counts the modules.
+ *
  * Exit status: 0 every recipe identical, 1 some recipe differs, 2 an error
  * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
  * Before the driver is touched: the recipes named exist, the report is not
  * one of the inputs, the init files fit, the oracle is there with the
  * manifest's sha256, the launch entries are in the module.
+ *
+ * Decisions:
+ *  - A shard is a contiguous slice of the recipes sorted by file name
+ *    (recipes [floor((I-1)n/N), floor(In/N)) of n): every machine computes
+ *    the same slices from the same folder with no coordination, the N
+ *    slices cover every recipe exactly once, and adding one recipe moves
+ *    at most one recipe per slice boundary.  The original runs in every
+ *    shard: each shard's verdicts rest on its own check of the oracle.
+ *  - A shard's JUnit suite is named "d4r-splice check LAYER shard I/N", and
+ *    its original's test case "(original) shard I/N", so the N files merge
+ *    into one report without two test cases of the same name.
  */
 #include "base/file.h"
 #include "base/layout.h"
+#include "base/progress.h"
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
@@ -128,6 +144,10 @@ static void run_batch(Queue *q, size_t *idx, size_t n)
 	gpu_result_release(&gr);
 	err_release(&e);
 	free(mods);
+	Progress *pg = progress_current();
+	for (size_t i = 0; i < n; i++)
+		if (q->items[idx[i]].done)
+			progress_step(pg, q->items[idx[i]].name);
 }
 
 static void *worker(void *arg)
@@ -210,12 +230,71 @@ static void phases_item(const Manifest *mf, const Module *m, const char *dir, co
 	err_release(&e);
 }
 
+/* --shard I/N: 1 <= I <= N. */
+typedef struct {
+	unsigned i, n;
+} Shard;
+
+static int opt_shard(const Opt *o, const char *word, Err *e)
+{
+	Shard *sh = o->value;
+	unsigned i, n;
+	int end = 0;
+	if (!(word[0] >= '0' && word[0] <= '9') || sscanf(word, "%u/%u%n", &i, &n, &end) != 2 ||
+	    word[end] || !strchr("0123456789", word[strcspn(word, "/") + 1]) || n < 1 || i < 1 ||
+	    i > n)
+		return err_set(e, "'%s' is not a shard I/N with 1 <= I <= N", word);
+	sh->i = i;
+	sh->n = n;
+	return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
+	int c = strcmp(bx ? bx + 1 : x, by ? by + 1 : y);
+	return c ? c : strcmp(x, y);
+}
+
+/* An item's verdict as the lines and --json name it. */
+static const char *verdict_of(const CheckItem *it)
+{
+	if (it->error || !it->done || it->status != GPU_OK)
+		return it->error ? (it->status == GPU_FAULT  ? "FAULT"
+		                    : it->status == GPU_HANG ? "HANG"
+		                                             : "ERROR")
+		                 : "ERROR";
+	return it->verdict == 1 ? "DIFFERS" : "IDENTICAL";
+}
+
+static void lower_into(char *buf, size_t n, const char *s)
+{
+	size_t k = 0;
+	for (; s[k] && k + 1 < n; k++)
+		buf[k] = (char)(s[k] >= 'A' && s[k] <= 'Z' ? s[k] - 'A' + 'a' : s[k]);
+	buf[k] = 0;
+}
+
+/* The first line of s, as a JSON string (null for NULL). */
+static void first_line(cJSON *o, const char *key, const char *s, size_t n)
+{
+	if (!s) {
+		cJSON_AddNullToObject(o, key);
+		return;
+	}
+	const char *nl = memchr(s, '\n', n);
+	cmd_json_strn(o, key, s, nl ? (size_t)(nl - s) : n);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *corpus = NULL, *phases = NULL, *variant = NULL;
 	unsigned jobs = 1, runs = 0;
 	double timeout = 120;
-	bool no_cache = false, force = false;
+	bool no_cache = false, force = false, json = false;
+	Shard shard = {1, 1};
+	size_t recipes_total = 0;
 	VEC(char *) paths = {0};
 	const Opt opts[] = {
 		OPT_UINT(0, "jobs", &jobs, "N", 1, UINT_MAX,
@@ -233,6 +312,9 @@ int cmd_check(int argc, char **argv)
 		OPT_FLAG(0, "no-cache", &no_cache,
 		         "neither read nor write the compiled-image cache"),
 		OPT_FLAG(0, "force", &force, "splice cuts the splicer would refuse"),
+		OPT_CALLBACK(0, "shard", &shard, "I/N", opt_shard,
+		             "only the I-th of N slices of the recipes, by sorted name"),
+		OPT_FLAG(0, "json", &json, "one JSON object, for CI"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "check", .usage = usage, .opts = opts};
@@ -243,6 +325,8 @@ int cmd_check(int argc, char **argv)
 		return EXIT_ERROR;
 	const char *layer = argv[0];
 	if (opt_needs(&op, "variant", "phases") || cmd_check_variant(variant))
+		return EXIT_ERROR;
+	if (opt_conflict(&op, "shard", "phases"))
 		return EXIT_ERROR;
 	if (phases && nargs > 1)
 		return opt_usage_error(&op, "option '--phases' selects the recipes: no RECIPE "
@@ -272,6 +356,19 @@ int cmd_check(int argc, char **argv)
 	if (!paths.n && !phases) {
 		cmd_fail("check: layer '%s' has no recipes", layer);
 		goto out;
+	}
+	recipes_total = paths.n;
+	bool sharded = opt_given(&op, "shard") != NULL;
+	if (sharded) { /* the slice [lo, hi) of the sorted recipes */
+		qsort(paths.v, paths.n, sizeof(char *), by_base);
+		size_t lo = paths.n * (shard.i - 1) / shard.n, hi = paths.n * shard.i / shard.n;
+		for (size_t i = 0; i < paths.n; i++)
+			if (i < lo || i >= hi) {
+				free(paths.v[i]);
+				paths.v[i] = NULL;
+			}
+		memmove(paths.v, paths.v + lo, (hi - lo) * sizeof(char *));
+		paths.n = hi - lo;
 	}
 	/* Recipes named on the command line must exist: a typo is not a
 	 * recipe that failed. */
@@ -312,7 +409,12 @@ int cmd_check(int argc, char **argv)
 	/* item 0 is the original itself: it must reproduce the oracle */
 	nitems = paths.n + 1 + (phases != NULL);
 	items = xcalloc(nitems, sizeof(CheckItem));
-	items[0].name = xstrdup("(original)");
+	if (sharded) {
+		char nm[64];
+		snprintf(nm, sizeof nm, "(original) shard %u/%u", shard.i, shard.n);
+		items[0].name = xstrdup(nm);
+	} else
+		items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
 	items[0].verdict = -1;
 	if (gpu_reduce_module(&mf, lm.m, &items[0].ptx, NULL, NULL, &e) < 0) {
@@ -353,16 +455,20 @@ int cmd_check(int argc, char **argv)
 		q.per_job = 16; /* smaller batches: a fault costs less */
 	if (!q.per_job)
 		q.per_job = 1;
+	char what[160];
+	snprintf(what, sizeof what, "check %s", layer);
+	Progress *pg = progress_start(what, torun, "modules");
 	pthread_t *th = xcalloc(jobs, sizeof(pthread_t));
 	for (unsigned j = 0; j < jobs; j++)
 		pthread_create(&th[j], NULL, worker, &q);
 	for (unsigned j = 0; j < jobs; j++)
 		pthread_join(th[j], NULL);
 	free(th);
+	progress_end(pg);
 	if (q.fatal) {
 		/* The recipes that failed before the GPU are reported as they are,
 		 * not hidden behind why the GPU work could not run. */
-		for (size_t i = 1; i < nitems; i++)
+		for (size_t i = 1; i < nitems && !json; i++)
 			if (items[i].error)
 				printf("%-32s %-9s  %s\n", items[i].name, "ERROR", items[i].error);
 		cmd_fail("check: %s", q.fatal);
@@ -370,22 +476,61 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	unsigned n_ok = 0, n_diff = 0, n_err = 0;
+	cJSON *doc = NULL, *jitems = NULL;
+	if (json) {
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "layer", layer);
+		cJSON_AddStringToObject(doc, "oracle", oracle_path);
+		if (sharded) {
+			cJSON *sj = cJSON_AddObjectToObject(doc, "shard");
+			cJSON_AddNumberToObject(sj, "index", shard.i);
+			cJSON_AddNumberToObject(sj, "count", shard.n);
+		} else
+			cJSON_AddNullToObject(doc, "shard");
+		cJSON_AddNumberToObject(doc, "recipes_in_layer", (double)recipes_total);
+		jitems = cJSON_AddArrayToObject(doc, "items");
+	}
 	for (size_t i = 0; i < nitems; i++) {
 		CheckItem *it = &items[i];
-		const char *v;
-		if (it->error || !it->done || it->status != GPU_OK) {
-			v = it->error ? (it->status == GPU_FAULT ? "FAULT" : it->status == GPU_HANG ? "HANG" : "ERROR")
-			              : "ERROR";
-			n_err++;
-		} else if (it->verdict == 1) {
-			v = "DIFFERS";
+		const char *v = verdict_of(it);
+		if (v[0] == 'D') {
 			if (i == 0)
 				n_err++; /* the original must reproduce the oracle */
 			else
 				n_diff++;
-		} else {
-			v = "IDENTICAL";
+		} else if (v[0] == 'I')
 			n_ok++;
+		else
+			n_err++;
+		if (json) {
+			char lv[16];
+			lower_into(lv, sizeof lv, v);
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "name", it->name);
+			cJSON_AddStringToObject(j, "path", it->path);
+			cJSON_AddBoolToObject(j, "original", i == 0);
+			cJSON_AddStringToObject(j, "verdict", lv);
+			bool ran = it->done && it->status == GPU_OK;
+			if (ran) {
+				cJSON_AddNumberToObject(j, "jit_seconds", it->jit_s);
+				cJSON_AddStringToObject(j, "frame_sha256", it->sha256);
+			} else {
+				cJSON_AddNullToObject(j, "jit_seconds");
+				cJSON_AddNullToObject(j, "frame_sha256");
+			}
+			cJSON_AddNumberToObject(j, "runs", ran ? it->runs : 0);
+			if (ran && it->runs)
+				cJSON_AddNumberToObject(j, "median_ms", it->median_ms);
+			else
+				cJSON_AddNullToObject(j, "median_ms");
+			if (it->error)
+				first_line(j, "message", it->error, strlen(it->error));
+			else if (it->verdict == 1 && it->diff.p)
+				first_line(j, "message", it->diff.p, it->diff.n);
+			else
+				cJSON_AddNullToObject(j, "message");
+			cJSON_AddItemToArray(jitems, j);
+			continue;
 		}
 		printf("%-32s %-9s", it->name, v);
 		if (it->done && it->status == GPU_OK) {
@@ -407,8 +552,11 @@ int cmd_check(int argc, char **argv)
 		}
 		putchar('\n');
 	}
-	printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff, n_err, oracle_path);
-	if (items[0].done && items[0].status == GPU_OK && items[0].verdict == 1)
+	bool stale = items[0].done && items[0].status == GPU_OK && items[0].verdict == 1;
+	if (!json)
+		printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff, n_err,
+		       oracle_path);
+	if (stale && !json)
 		printf("the original's frame differs from the oracle: a stale oracle or changed "
 		       "inputs; no recipe's verdict can be trusted\n");
 	if (junit) {
@@ -417,6 +565,8 @@ int cmd_check(int argc, char **argv)
 			fprintf(o.f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 			fprintf(o.f, "<testsuite name=\"d4r-splice check ");
 			xml_escape(o.f, layer);
+			if (sharded)
+				fprintf(o.f, " shard %u/%u", shard.i, shard.n);
 			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n", nitems, n_diff, n_err);
 			for (size_t i = 0; i < nitems; i++) {
 				CheckItem *it = &items[i];
@@ -443,6 +593,19 @@ int cmd_check(int argc, char **argv)
 			cmd_fail("%s", err_msg(&e));
 	}
 	rc = n_err ? EXIT_ERROR : n_diff ? EXIT_DIFFERS : EXIT_OK;
+	if (doc) {
+		cJSON_AddNumberToObject(doc, "identical", n_ok);
+		cJSON_AddNumberToObject(doc, "differ", n_diff);
+		cJSON_AddNumberToObject(doc, "errors", n_err);
+		cJSON_AddBoolToObject(doc, "stale_oracle", stale);
+		cmd_json_str_or_null(doc, "junit", junit);
+		cJSON_AddStringToObject(doc, "status", n_err ? "error" : "ok");
+		if (n_err)
+			cJSON_AddStringToObject(doc, "message",
+			                        stale ? "the original's frame differs from the oracle"
+			                              : "some items could not be checked");
+		cmd_json_print(doc, rc);
+	}
 out:
 	for (size_t i = 0; i < nitems; i++) {
 		free(items[i].path);

@@ -10,6 +10,7 @@
 
 enum { EXIT_OK = 0, EXIT_DIFFERS = 1, EXIT_ERROR = 2 };
 
+#include "jsonout.h"
 #include "options.h"
 
 /* A verb in a dispatch table: main.c's, and one of sub-verbs (recipe's).

@@ -18,11 +18,18 @@
 int cmd_fail(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("d4r-splice: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	char *msg = xmalloc(n > 0 ? (size_t)n + 1 : 1);
+	msg[0] = 0;
+	va_start(ap, fmt);
+	if (n > 0)
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "d4r-splice: %s\n", msg);
+	cmd_json_error(msg); /* the error document's message (jsonout.h) */
+	free(msg);
 	return EXIT_ERROR;
 }
 
@@ -36,10 +43,11 @@ int cmd_load_module(const char *path, LoadedModule *lm)
 		return -1;
 	}
 	double t0 = now_seconds();
-	lm->m = ptx_parse(path, lm->mf.p, lm->mf.n, &e);
+	lm->m = ptx_parse(map_name(path), lm->mf.p, lm->mf.n, &e);
 	lm->parse_s = now_seconds() - t0;
 	if (!lm->m) {
 		fprintf(stderr, "%s\n", err_msg(&e));
+		cmd_json_error(err_msg(&e));
 		err_release(&e);
 		map_close(&lm->mf);
 		return -1;

@@ -4,7 +4,7 @@
  * The frames' layout (which outputs, formats and shapes) comes from a
  * layer's manifest (--layer) or a compact spec (--layout, frame.h); with
  * neither, the frames are compared as bytes.  Exit 0 identical, 1 differ,
- * 2 error (like cmp).
+ * 2 error (like cmp).  Either frame may be "-", standard input.
  */
 #include "cmd/cmd.h"
 
@@ -123,16 +123,20 @@ int cmd_diff(int argc, char **argv)
 		frame_diff_describe(have_lay ? &lay : &one, &d, &o);
 		sb_addc(&o, '\n');
 	}
-	fputs(o.p, stdout);
-	sb_release(&o);
+	if (!json)
+		fputs(o.p, stdout);
 	if (image) {
 		if (frame_diff_image(image, &lay, (const unsigned char *)fa.p,
 		                     (const unsigned char *)fb.p, MIN(fa.n, fb.n), &d, &e) < 0) {
 			cmd_fail("%s", err_msg(&e));
+			sb_release(&o);
 			goto out;
 		}
 	}
 	rc = differ ? EXIT_DIFFERS : EXIT_OK;
+	if (json) /* after the image: the document carries the exit status */
+		cmd_json_print_text(o.p, rc);
+	sb_release(&o);
 out:
 	if (have_d)
 		frame_diff_release(&d);

@@ -5,6 +5,9 @@
  * runs over each statement's text (guard through ';', whitespace and comments
  * normalised as `show` prints it), and matches print as
  * `entry:sN:line: text`.  -c prints the count per function instead.
+ * --phase N searches phase N's statements (with --epilogue, through its
+ * epilogue, where the conversions and stores that follow a phase are);
+ * --json prints the matches as one JSON object.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "ana/ana.h"
@@ -20,7 +23,7 @@ int cmd_grep(int argc, char **argv)
 {
 	const char *entry = NULL;
 	unsigned phase = 0;
-	bool count = false, icase = false;
+	bool count = false, icase = false, with_epi = false, json = false;
 	const Opt opts[] = {
 		OPT_STRING(0, "entry", &entry, "NAME",
 		           "only this function (default: every one)"),
@@ -28,6 +31,9 @@ int cmd_grep(int argc, char **argv)
 		         "print the number of matches per function"),
 		OPT_FLAG('i', "ignore-case", &icase, "match without regard to case"),
 		OPT_PHASE(&phase, "only the statements of mma phase N"),
+		OPT_FLAG(0, "epilogue", &with_epi,
+		         "with --phase: through the phase's epilogue"),
+		OPT_FLAG(0, "json", &json, "one JSON object"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "grep", .usage = usage, .opts = opts};
@@ -35,7 +41,8 @@ int cmd_grep(int argc, char **argv)
 	if (nargs < 0)
 		return op.status;
 	if (opt_args(&op, nargs, argv, 2, 2,
-	             nargs ? "no pattern given" : "no module given"))
+	             nargs ? "no pattern given" : "no module given") ||
+	    opt_needs(&op, "epilogue", "phase"))
 		return EXIT_ERROR;
 	const char *path = argv[0], *pattern = argv[1];
 	int errcode;
@@ -59,6 +66,20 @@ int cmd_grep(int argc, char **argv)
 	int rc = EXIT_DIFFERS; /* like grep: 1 when nothing matched */
 	StrBuf t = STRBUF_INIT;
 	const Func *only = NULL;
+	cJSON *doc = NULL, *jfns = NULL;
+	unsigned total = 0;
+	if (json) {
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "module", map_name(path));
+		cJSON_AddStringToObject(doc, "pattern", pattern);
+		cJSON_AddBoolToObject(doc, "ignore_case", icase);
+		if (phase)
+			cJSON_AddNumberToObject(doc, "phase", phase);
+		else
+			cJSON_AddNullToObject(doc, "phase");
+		cJSON_AddBoolToObject(doc, "epilogue", with_epi);
+		jfns = cJSON_AddArrayToObject(doc, "functions");
+	}
 	if (entry || phase) {
 		only = cmd_pick_func(m, entry);
 		if (!only) {
@@ -72,13 +93,20 @@ int cmd_grep(int argc, char **argv)
 			continue;
 		uint32_t a = 0, b = f->nstmt ? f->nstmt - 1 : 0;
 		size_t n = 0;
-		if (phase && ana_phase_range(m, f, 0, phase, false, &a, &b, &n) < 0) {
+		if (phase && ana_phase_range(m, f, 0, phase, with_epi, &a, &b, &n) < 0) {
 			rc = cmd_fail(
 			    "grep: phase %u does not exist: '%.*s' has %zu phases", phase,
 			    (int)f->name.len, m->src + f->name.off, n);
 			goto out;
 		}
 		unsigned hits = 0;
+		cJSON *jm = NULL;
+		if (json) {
+			cJSON *jf = cJSON_CreateObject();
+			cmd_json_strn(jf, "name", m->src + f->name.off, f->name.len);
+			cJSON_AddItemToArray(jfns, jf);
+			jm = cJSON_AddArrayToObject(jf, "matches");
+		}
 		for (uint32_t i = a; f->nstmt && i <= b; i++) {
 			const Stmt *s = func_stmt(m, f, i);
 			sb_reset(&t);
@@ -86,15 +114,30 @@ int cmd_grep(int argc, char **argv)
 			if (pcre2_match(re, (PCRE2_SPTR)t.p, t.n, 0, 0, md, NULL) < 0)
 				continue;
 			hits++;
-			if (!count)
+			if (jm) {
+				cJSON *j = cJSON_CreateObject();
+				cJSON_AddNumberToObject(j, "stmt", i);
+				cJSON_AddNumberToObject(j, "line", s->line);
+				cJSON_AddStringToObject(j, "text", t.p);
+				cJSON_AddItemToArray(jm, j);
+			} else if (!count)
 				printf("%.*s:s%u:%u: %s\n", (int)f->name.len, m->src + f->name.off, i, s->line, t.p);
 		}
-		if (count)
+		total += hits;
+		if (jm)
+			cJSON_AddNumberToObject(cJSON_GetArrayItem(jfns, cJSON_GetArraySize(jfns) - 1),
+			                        "count", hits);
+		else if (count)
 			printf("%.*s: %u\n", (int)f->name.len, m->src + f->name.off, hits);
 		if (hits && rc != EXIT_ERROR)
 			rc = EXIT_OK;
 	}
 out:
+	if (doc && rc != EXIT_ERROR) {
+		cJSON_AddNumberToObject(doc, "count", total);
+		cmd_json_print(doc, rc);
+	} else
+		cJSON_Delete(doc);
 	sb_release(&t);
 	pcre2_match_data_free(md);
 	pcre2_code_free(re);

@@ -33,11 +33,13 @@ static FILE *err_of(const OptParse *p)
 static void vfail(const OptParse *p, const char *fmt, va_list ap)
 {
 	FILE *f = err_of(p);
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	fputs("d4r-splice: ", f);
 	if (p->verb && p->verb[0])
 		fprintf(f, "%s: ", p->verb);
-	vfprintf(f, fmt, ap);
-	fputc('\n', f);
+	fprintf(f, "%s\n", msg);
+	cmd_json_error(msg); /* the error document's message (jsonout.h) */
 }
 
 int opt_fail(const OptParse *p, const char *fmt, ...)

@@ -273,7 +273,7 @@ int cmd_phases(int argc, char **argv)
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	cJSON *jfns = NULL;
 	if (root) {
-		cJSON_AddStringToObject(root, "module", path);
+		cJSON_AddStringToObject(root, "module", map_name(path));
 		cJSON_AddNumberToObject(root, "gap", gap);
 		jfns = cJSON_AddArrayToObject(root, "functions");
 	}
@@ -352,13 +352,10 @@ int cmd_phases(int argc, char **argv)
 	func_phases_release(res, fns.n);
 	free(res);
 	sb_release(&line);
-	if (root && rc == EXIT_OK) {
-		char *txt = cJSON_Print(root);
-		fputs(txt, stdout);
-		fputc('\n', stdout);
-		free(txt);
-	}
-	cJSON_Delete(root);
+	if (root && rc == EXIT_OK)
+		cmd_json_print(root, rc); /* an error: main.c prints the error document */
+	else
+		cJSON_Delete(root);
 	VEC_FREE(fns);
 	cmd_unload_module(&lm);
 	return rc;

@@ -84,7 +84,7 @@ int cmd_probe(int argc, char **argv)
 	const char *entry = NULL, *out = NULL, *at = "phase-end", *regs = "live-out";
 	const char *check = "none", *layout = NULL;
 	NumList phases = {0};
-	bool quiet = false;
+	bool quiet = false, json = false;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
 	    OPT_STRING(0, "entry", &entry, "NAME",
@@ -103,6 +103,7 @@ int cmd_probe(int argc, char **argv)
 	    OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 	                 "with --check=ptxas: the target (default .target)"),
 	    OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
+	    OPT_FLAG(0, "json", &json, "the summary as one JSON object (not with -o -)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "probe", .usage = usage, .opts = opts};
@@ -115,6 +116,11 @@ int cmd_probe(int argc, char **argv)
 	if (!rc && !out)
 		rc = opt_usage_error(
 		    &op, "no output given (-o FILE, or -o - for standard output)");
+	if (!rc && json && !strcmp(out, "-"))
+		rc = opt_fail(&op,
+		              "option '--json' cannot be used with '%s -': one "
+		              "document on standard output",
+		              opt_given(&op, "output"));
 	if (!rc && opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		              opt_given(&op, "arch"));
@@ -185,8 +191,8 @@ int cmd_probe(int argc, char **argv)
 		        res.symbol, res.prefix);
 	}
 	int ptxas_rc = 0;
+	char arch[64] = "";
 	if (!strcmp(check, "ptxas")) {
-		char arch[64];
 		if (opt_given(&op, "arch"))
 			snprintf(arch, sizeof arch, "%s", arch_o.name);
 		else if (splice_module_arch(lm.m, arch, sizeof arch) < 0) {
@@ -220,12 +226,43 @@ int cmd_probe(int argc, char **argv)
 	if (!quiet && strcmp(out, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out, res.text.n);
 	if (ptxas_rc) {
-		fprintf(stderr, "d4r-splice: probe: ptxas rejects the instrumented "
-		                "module (written for "
-		                "inspection)\n");
-		rc = EXIT_ERROR;
+		rc = cmd_fail("probe: ptxas rejects the instrumented module (written for "
+		              "inspection)");
 	} else
 		rc = EXIT_OK;
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "module", map_name(argv[0]));
+		cmd_json_strn(o, "entry", fname.p, fname.n);
+		cJSON_AddStringToObject(o, "at", at);
+		cJSON_AddStringToObject(o, "registers", regs);
+		cJSON *ph = cJSON_AddArrayToObject(o, "phases");
+		for (size_t i = 0; i < pl.n; i++) {
+			bool sel_i = !phases.n;
+			for (size_t k = 0; k < phases.n && !sel_i; k++)
+				sel_i = phases.v[k] == i + 1;
+			if (sel_i)
+				cJSON_AddItemToArray(ph,
+				                     cJSON_CreateNumber((double)(i + 1)));
+		}
+		cJSON_AddNumberToObject(o, "records", (double)plan.recs.n);
+		cJSON_AddNumberToObject(o, "values", res.nvalues);
+		cJSON_AddNumberToObject(o, "bytes_per_warp", (double)plan.warp_bytes);
+		cJSON_AddNumberToObject(o, "skipped_registers", plan.skipped);
+		cJSON_AddStringToObject(o, "symbol", res.symbol);
+		cJSON_AddStringToObject(o, "register_prefix", res.prefix);
+		cJSON_AddStringToObject(o, "output", out);
+		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
+		cmd_json_str_or_null(o, "layout", layout);
+		if (arch[0]) {
+			cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+			cJSON_AddStringToObject(pj, "arch", arch);
+			cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
+			cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+		} else
+			cJSON_AddNullToObject(o, "ptxas");
+		cmd_json_print(o, rc);
+	}
 	goto done;
 fail:
 	cmd_fail("%s", err_msg(&e));

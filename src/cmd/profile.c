@@ -606,9 +606,8 @@ int cmd_profile(int argc, char **argv)
 		                      stat_json(&prs.kernel, prs.kernel.mean));
 		cJSON_AddNumberToObject(root, "unread_points_original", p->po.unread);
 		cJSON_AddNumberToObject(root, "unread_points_spliced", p->ps.unread);
-		char *txt = cJSON_Print(root);
-		puts(txt);
-		free(txt);
+		cmd_json_print(root, EXIT_OK); /* the one document (cmd/jsonout.h) */
+		root = NULL;
 	} else {
 		printf("%s profile (%s): %llu warps in %llu blocks, %zu phases timed\n",
 		       layer, p->source, (unsigned long long)pro.warps,
@@ -712,10 +711,7 @@ fail:
 		cJSON_AddStringToObject(o, "layer", p->layer);
 		cJSON_AddStringToObject(o, "status", "error");
 		cJSON_AddStringToObject(o, "message", err_msg(&e));
-		char *txt = cJSON_Print(o);
-		puts(txt);
-		free(txt);
-		cJSON_Delete(o);
+		cmd_json_print(o, EXIT_ERROR);
 	}
 	rc = EXIT_ERROR;
 done:

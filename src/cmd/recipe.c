@@ -23,6 +23,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/layout.h"
+#include "base/progress.h"
 #include "cmd.h"
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
@@ -68,7 +69,8 @@ typedef struct {
 
 /* Writes the template of a native phase at tpath: a new file, the same
  * bytes (kept), or other bytes (replaced only with force). */
-static int write_native_template(const char *tpath, const StrBuf *tt, bool force, Err *e)
+static int write_native_template(const char *tpath, const StrBuf *tt, bool force,
+                                 const char **action, Err *e)
 {
 	char *old = NULL;
 	size_t n = 0;
@@ -79,6 +81,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	free(old);
 	if (same) {
 		fprintf(stderr, "template:  %s unchanged\n", tpath);
+		*action = "unchanged";
 		return 0;
 	}
 	if (have && !force)
@@ -90,6 +93,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	if (mk < 0 || write_file_atomic(tpath, tt->p, tt->n, e) < 0)
 		return -1;
 	fprintf(stderr, "template:  wrote %s\n", tpath);
+	*action = "wrote";
 	return 0;
 }
 
@@ -98,7 +102,7 @@ static int recipe_new(int argc, char **argv)
 	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
 	const char *stmts = NULL;
 	unsigned phase_n = 0;
-	bool force = false;
+	bool force = false, json = false;
 	Common c = {0};
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase to cut"),
@@ -114,12 +118,17 @@ static int recipe_new(int argc, char **argv)
 		           "write the native phase from its facts, in this form"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "force", &force, "overwrite an existing recipe"),
+		OPT_FLAG(0, "json", &json, "one JSON object (not with -o -)"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "recipe new", .usage = usage_new, .opts = opts};
 	int nargs = opt_parse(&op, argc, argv);
 	if (nargs < 0)
 		return op.status;
+	if (json && out_opt && !strcmp(out_opt, "-"))
+		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
+		                     "document on standard output",
+		                opt_given(&op, "output"));
 	if (opt_args(&op, nargs, argv, 0, 1, ""))
 		return EXIT_ERROR;
 	const char *layer = nargs ? argv[0] : NULL;
@@ -251,7 +260,7 @@ static int recipe_new(int argc, char **argv)
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	if (native) {
@@ -265,17 +274,20 @@ static int recipe_new(int argc, char **argv)
 		if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
 			goto fail;
 	}
+	const char *action = "built_in"; /* what became of the template */
 	if (builtin) {
 		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
 		goto write_recipe;
 	}
 	fprintf(stderr, "%s", sum.p);
 	if (native) {
-		if (write_native_template(tpath, &tt, force, &e) < 0)
+		if (write_native_template(tpath, &tt, force, &action, &e) < 0)
 			goto fail;
 	} else if (exists(tpath)) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
+		action = "kept";
 	} else {
+		action = "wrote";
 		char *td = layout_dir_of(tpath);
 		int mk = mkdir_p(td, &e);
 		free(td);
@@ -289,9 +301,24 @@ write_recipe:
 	if (strcmp(out_path, "-"))
 		fprintf(stderr, "recipe:    wrote %s\n", out_path);
 	rc = EXIT_OK;
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "recipe", out_path);
+		cmd_json_str_or_null(o, "layer", loc.layer);
+		cJSON_AddStringToObject(o, "module", map_name(loc.module_path));
+		cJSON_AddStringToObject(o, "entry", loc.entry);
+		if (phase > 0)
+			cJSON_AddNumberToObject(o, "phase", (double)phase);
+		else
+			cJSON_AddNullToObject(o, "phase");
+		cJSON_AddStringToObject(o, "template", builtin ? tname : tpath);
+		cJSON_AddStringToObject(o, "template_action", action);
+		cJSON_AddStringToObject(o, "summary", sum.p ? sum.p : "");
+		cmd_json_print(o, rc);
+	}
 	goto done;
 fail:
-	fprintf(stderr, "d4r-splice: recipe new: %s\n", err_msg(&e));
+	cmd_fail("recipe new: %s", err_msg(&e));
 done:
 	if (m)
 		mod_free(m);
@@ -328,7 +355,8 @@ static int check_template(const Recipe *r, const char *ptx_root, Err *e)
 
 
 /* One recipe: its line into `out`, its reasons into `err`. */
-static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err)
+static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err,
+                     cJSON *row)
 {
 	Err e = ERR_INIT;
 	Recipe r;
@@ -353,7 +381,7 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	SpliceRequest req = {m, loc.entry, &r, c->ptx, false};
@@ -368,7 +396,7 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 			err_set(&e, "%s: no .target: give --arch", loc.module_path);
 			goto fail;
 		}
-		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, loc.module_path,
+		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
 		                      &log, &e);
 		if (pr < 0)
 			goto fail;
@@ -379,6 +407,19 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		}
 		verdict = ", ptxas ok";
 	}
+	if (row) {
+		cJSON_AddStringToObject(row, "result", "ok");
+		cJSON_AddItemToObject(row, "stmt_range", cmd_json_range(res.first, res.last));
+		cJSON_AddNumberToObject(row, "mma", res.mma);
+		cmd_json_str_or_null(row, "template", res.template_name);
+		cJSON_AddNumberToObject(row, "live_in", res.n_live_in);
+		cJSON_AddNumberToObject(row, "live_out", res.n_live_out);
+		if (ptxas)
+			cJSON_AddBoolToObject(row, "ptxas_accepted", true);
+		else
+			cJSON_AddNullToObject(row, "ptxas_accepted");
+		cJSON_AddNullToObject(row, "message");
+	}
 	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
 	        res.last, res.mma, res.template_name, res.n_live_in, res.n_live_out, verdict);
 	rc = EXIT_OK;
@@ -386,6 +427,10 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 fail:
 	sb_addf(out, "FAIL  %s\n", path);
 	sb_addf(err, "d4r-splice: recipe check: %s\n", err_msg(&e));
+	if (row) {
+		cJSON_AddStringToObject(row, "result", "fail");
+		cJSON_AddStringToObject(row, "message", err_msg(&e));
+	}
 done:
 	splice_result_release(&res);
 	sb_release(&log);
@@ -407,7 +452,9 @@ typedef struct {
 	const Common *c;
 	int ptxas;
 	StrBuf *out, *err;
+	cJSON **rows; /* --json: one object per recipe, else NULL */
 	int *rc;
+	Progress *pg;
 	pthread_mutex_t lock;
 	size_t next;
 } CheckQueue;
@@ -421,7 +468,10 @@ static void *check_worker(void *arg)
 		pthread_mutex_unlock(&q->lock);
 		if (i >= q->n)
 			return NULL;
-		q->rc[i] = check_one(q->paths[i], q->c, q->ptxas, &q->out[i], &q->err[i]);
+		progress_item(q->pg, q->paths[i]);
+		q->rc[i] = check_one(q->paths[i], q->c, q->ptxas, &q->out[i], &q->err[i],
+		                     q->rows ? q->rows[i] : NULL);
+		progress_step(q->pg, NULL);
 	}
 }
 
@@ -432,6 +482,7 @@ static int recipe_check(int argc, char **argv)
 	OptArch arch = {0};
 	unsigned jobs = 1;
 	int n = 0, failed = 0;
+	bool json = false;
 	const Opt opts[] = {
 		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
 		                  "ptxas: run ptxas on each result (default none)"),
@@ -441,6 +492,7 @@ static int recipe_check(int argc, char **argv)
 		OPT_UINT(0, "jobs", &jobs, "N", 1, 256,
 		         "check N recipes at a time (default 1)"),
 		COMMON_OPTS(&c),
+		OPT_FLAG(0, "json", &json, "one JSON object, a row per recipe"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "recipe check", .usage = usage_check, .opts = opts};
@@ -456,7 +508,18 @@ static int recipe_check(int argc, char **argv)
 	bool ptxas = !strcmp(check, "ptxas");
 	StrBuf *out = xcalloc((size_t)nargs, sizeof(StrBuf)), *err = xcalloc((size_t)nargs, sizeof(StrBuf));
 	int *rcs = xcalloc((size_t)nargs, sizeof(int));
-	CheckQueue q = {argv, (size_t)nargs, &c, ptxas, out, err, rcs, PTHREAD_MUTEX_INITIALIZER, 0};
+	cJSON **rows = NULL;
+	if (json) {
+		rows = xcalloc((size_t)nargs, sizeof(cJSON *));
+		for (int i = 0; i < nargs; i++) {
+			rows[i] = cJSON_CreateObject();
+			cJSON_AddStringToObject(rows[i], "recipe", argv[i]);
+		}
+	}
+	Progress *pg = nargs > 1 || ptxas ? progress_start("recipe check", (size_t)nargs, "recipes")
+	                                 : NULL;
+	CheckQueue q = {argv, (size_t)nargs, &c, ptxas, out, err, rows, rcs, pg,
+	                PTHREAD_MUTEX_INITIALIZER, 0};
 	if (jobs > (unsigned)nargs)
 		jobs = (unsigned)nargs;
 	pthread_t *th = xcalloc(jobs, sizeof(pthread_t));
@@ -468,10 +531,16 @@ static int recipe_check(int argc, char **argv)
 	for (unsigned j = 0; j < started; j++)
 		pthread_join(th[j], NULL);
 	free(th);
+	progress_end(pg);
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *jr = doc ? cJSON_AddArrayToObject(doc, "recipes") : NULL;
 	for (int i = 0; i < nargs; i++) {
 		n++;
 		failed += rcs[i] != EXIT_OK;
-		fputs(out[i].p ? out[i].p : "", stdout);
+		if (jr)
+			cJSON_AddItemToArray(jr, rows[i]);
+		else
+			fputs(out[i].p ? out[i].p : "", stdout);
 		fflush(stdout);
 		fputs(err[i].p ? err[i].p : "", stderr);
 		sb_release(&out[i]);
@@ -480,10 +549,22 @@ static int recipe_check(int argc, char **argv)
 	free(out);
 	free(err);
 	free(rcs);
+	free(rows);
 	fflush(stdout);
 	if (n > 1)
 		fprintf(stderr, "%d recipes, %d failed\n", n, failed);
-	return failed ? EXIT_ERROR : EXIT_OK;
+	int rc = failed ? EXIT_ERROR : EXIT_OK;
+	if (doc) {
+		cJSON_AddNumberToObject(doc, "ok", n - failed);
+		cJSON_AddNumberToObject(doc, "failed", failed);
+		if (failed) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "%d of %d recipes failed", failed, n);
+			cJSON_AddStringToObject(doc, "message", msg);
+		}
+		cmd_json_print(doc, rc);
+	}
+	return rc;
 }
 
 const CmdVerb cmd_recipe_verbs[] = {

@@ -57,8 +57,8 @@ int cmd_report(int argc, char **argv)
 	}
 	char sha[65];
 	sha256_hex(m->src, m->len, sha);
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	const char *base = strrchr(map_name(path), '/');
+	base = base ? base + 1 : map_name(path);
 	Err e = ERR_INIT;
 	Dataflow *df = df_build(m, f, &e);
 	PhaseList pl = {0};
@@ -71,7 +71,7 @@ int cmd_report(int argc, char **argv)
 	if (json) {
 		root = cJSON_CreateObject();
 		cJSON_AddStringToObject(root, "coverage", coverage);
-		cJSON_AddStringToObject(root, "module", path);
+		cJSON_AddStringToObject(root, "module", map_name(path));
 		cJSON_AddStringToObject(root, "module_sha256", sha);
 		char *fn = xstrndup(m->src + f->name.off, f->name.len);
 		cJSON_AddStringToObject(root, "entry", fn);
@@ -168,14 +168,10 @@ int cmd_report(int argc, char **argv)
 	}
 	sb_release(&prov);
 	sb_release(&valid);
-	if (json) {
-		if (rc == EXIT_OK) {
-			char *t = cJSON_Print(root);
-			puts(t);
-			free(t);
-		}
+	if (json && rc == EXIT_OK)
+		cmd_json_print(root, rc); /* an error: main.c prints the error document */
+	else if (json)
 		cJSON_Delete(root);
-	}
 out:
 	phases_release(&pl);
 	df_free(df);

@@ -5,6 +5,7 @@
  * no edits, and compared with its bytes; the model's own check (ptx_verify)
  * also re-renders every statement from its parsed parts, so a statement whose
  * operands were misread fails even though the emitted bytes would match.
+ * "-" reads standard input.  --json gives one object, a row per file.
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -42,15 +43,31 @@ static int compare_sink(void *ctx, const char *p, size_t n)
 
 static const char *const usage[] = {"roundtrip [options] FILE...", NULL};
 
+/* A file that could not be read or parsed, as a row of --json. */
+static void file_error(cJSON *row, const char *msg)
+{
+	cmd_json_error(msg);
+	if (!row)
+		return;
+	cJSON_AddStringToObject(row, "result", "error");
+	cJSON_AddNullToObject(row, "bytes");
+	cJSON_AddNullToObject(row, "functions");
+	cJSON_AddNullToObject(row, "statements");
+	cJSON_AddNullToObject(row, "mma");
+	cJSON_AddNullToObject(row, "parse_ms");
+	cJSON_AddStringToObject(row, "message", msg);
+}
+
 int cmd_roundtrip(int argc, char **argv)
 {
-	bool stats = false, no_verify = false;
+	bool stats = false, no_verify = false, json = false;
 	int rc = EXIT_OK;
 	const Opt opts[] = {
 		OPT_FLAG(0, "stats", &stats,
 		         "a line per file: sizes, counts, parse time, result"),
 		OPT_FLAG(0, "no-verify", &no_verify,
 		         "compare the bytes only; skip the model's self-check"),
+		OPT_FLAG(0, "json", &json, "one JSON object, a row per file"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "roundtrip", .usage = usage, .opts = opts};
@@ -60,58 +77,93 @@ int cmd_roundtrip(int argc, char **argv)
 	if (!nfiles)
 		return opt_usage_error(&op, "no PTX file given");
 	bool verify = !no_verify;
-	if (stats)
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
+	unsigned n_same = 0, n_differ = 0, n_error = 0;
+	if (stats && !json)
 		printf("%-40s %10s %6s %9s %7s %9s %s\n", "file", "bytes", "funcs", "stmts", "mma",
 		       "parse_ms", "result");
 	for (int i = 0; i < nfiles; i++) {
 		Err e = ERR_INIT;
 		MapFile mf;
+		cJSON *row = NULL;
+		if (rows) {
+			row = cJSON_CreateObject();
+			cJSON_AddStringToObject(row, "file", map_name(argv[i]));
+			cJSON_AddItemToArray(rows, row);
+		}
 		if (map_open(&mf, argv[i], &e) < 0) {
 			fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+			file_error(row, err_msg(&e));
+			n_error++;
 			err_release(&e);
 			rc = EXIT_ERROR;
 			continue;
 		}
 		double t0 = now_seconds();
-		Module *m = ptx_parse(argv[i], mf.p, mf.n, &e);
+		Module *m = ptx_parse(map_name(argv[i]), mf.p, mf.n, &e);
 		double t1 = now_seconds();
 		if (!m) {
 			fprintf(stderr, "%s\n", err_msg(&e));
+			file_error(row, err_msg(&e));
+			n_error++;
 			err_release(&e);
 			map_close(&mf);
 			rc = EXIT_ERROR;
 			continue;
 		}
+		const char *why = NULL;
 		const char *result = "identical";
 		Cmp cmp = {mf.p, mf.n, 0, (size_t)-1};
 		if (ptx_emit_to(m, NULL, 0, compare_sink, &cmp, &e) < 0) {
 			fprintf(stderr, "%s\n", err_msg(&e));
 			result = "error";
+			why = err_msg(&e);
 			rc = EXIT_ERROR;
 		} else if (cmp.first_diff != (size_t)-1 || cmp.at != mf.n) {
 			size_t k = cmp.first_diff != (size_t)-1 ? cmp.first_diff : cmp.at;
-			err_at(&e, argv[i], mf.p, mf.n, k, "re-emitted module differs from the input here");
+			err_at(&e, map_name(argv[i]), mf.p, mf.n, k,
+			       "re-emitted module differs from the input here");
 			fprintf(stderr, "%s\n", err_msg(&e));
 			result = "DIFFERS";
+			why = err_msg(&e);
 			if (rc == EXIT_OK)
 				rc = EXIT_DIFFERS;
 		} else if (verify && ptx_verify(m, &e) < 0) {
 			fprintf(stderr, "%s\n", err_msg(&e));
 			result = "DIFFERS";
+			why = err_msg(&e);
 			if (rc == EXIT_OK)
 				rc = EXIT_DIFFERS;
 		}
-		if (stats) {
-			size_t nst = m->stmts.n, nf = 0;
-			for (size_t f = 0; f < m->funcs.n; f++)
-				nf += !(m->funcs.v[f].flags & FNF_DECL);
-			const char *base = strrchr(argv[i], '/');
-			printf("%-40s %10zu %6zu %9zu %7u %9.2f %s\n", base ? base + 1 : argv[i], mf.n, nf,
+		n_same += result[0] == 'i';
+		n_differ += result[0] == 'D';
+		n_error += result[0] == 'e';
+		size_t nst = m->stmts.n, nf = 0;
+		for (size_t f = 0; f < m->funcs.n; f++)
+			nf += !(m->funcs.v[f].flags & FNF_DECL);
+		if (row) {
+			cJSON_AddStringToObject(row, "result", result[0] == 'D' ? "differs" : result);
+			cJSON_AddNumberToObject(row, "bytes", (double)mf.n);
+			cJSON_AddNumberToObject(row, "functions", (double)nf);
+			cJSON_AddNumberToObject(row, "statements", (double)nst);
+			cJSON_AddNumberToObject(row, "mma", m->nmma);
+			cJSON_AddNumberToObject(row, "parse_ms", (t1 - t0) * 1e3);
+			cmd_json_str_or_null(row, "message", why);
+		} else if (stats) {
+			const char *base = strrchr(map_name(argv[i]), '/');
+			printf("%-40s %10zu %6zu %9zu %7u %9.2f %s\n", base ? base + 1 : map_name(argv[i]), mf.n, nf,
 			       nst, m->nmma, (t1 - t0) * 1e3, result);
 		}
 		mod_free(m);
 		map_close(&mf);
 		err_release(&e);
+	}
+	if (doc) {
+		cJSON_AddNumberToObject(doc, "identical", n_same);
+		cJSON_AddNumberToObject(doc, "differ", n_differ);
+		cJSON_AddNumberToObject(doc, "errors", n_error);
+		cmd_json_print(doc, rc);
 	}
 	return rc;
 }

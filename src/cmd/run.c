@@ -96,14 +96,11 @@ static int load_module(const Manifest *m, RunModule *rm, Err *e)
 static int run_fail(bool json, const char *layer, const char *msg)
 {
 	if (json) {
-		StrBuf o = STRBUF_INIT;
-		sb_adds(&o, "{\"layer\": ");
-		sb_add_json(&o, layer);
-		sb_adds(&o, ", \"status\": \"error\", \"message\": ");
-		sb_add_json(&o, msg);
-		sb_adds(&o, "}\n");
-		fputs(o.p, stdout);
-		sb_release(&o);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "layer", layer ? layer : "");
+		cJSON_AddStringToObject(o, "status", "error");
+		cJSON_AddStringToObject(o, "message", msg);
+		cmd_json_print(o, EXIT_ERROR);
 	}
 	return cmd_fail("%s", msg);
 }
@@ -392,15 +389,18 @@ int cmd_run(int argc, char **argv)
 		sb_addf(&o, "overhead: setup %.3f s, host %.3f s; wall %.3f s\n", res.setup_seconds,
 		        res.host_seconds, res.wall_seconds);
 	}
-	fputs(o.p, stdout);
+	if (any_bad || res.timing_status != GPU_OK)
+		rc = EXIT_ERROR;
+	else
+		rc = any_differs ? EXIT_DIFFERS : EXIT_OK;
+	if (json)
+		cmd_json_print_text(o.p, rc);
+	else
+		fputs(o.p, stdout);
 	if (notes.n)
 		fputs(notes.p, stderr);
-	if (any_bad || res.timing_status != GPU_OK) {
+	if (rc == EXIT_ERROR)
 		cmd_fail("%s: %s", gpu_status_name(res.status), res.message ? res.message : "");
-		rc = EXIT_ERROR;
-	} else {
-		rc = any_differs ? EXIT_DIFFERS : EXIT_OK;
-	}
 out:
 	for (size_t k = 0; k < nmods; k++) {
 		if (mods[k].mapped)

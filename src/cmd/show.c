@@ -81,6 +81,126 @@ int show_cut(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 	return 0;
 }
 
+/* A register of the cut for --json: name, type and the statement (with its
+ * line) that the key names. */
+static cJSON *reg_json(Dataflow *df, const CutReg *c, const char *stmt_key,
+                       const char *line_key)
+{
+	const RegInfo *r = df_reg(df, c->reg);
+	cJSON *o = cJSON_CreateObject();
+	cmd_json_strn(o, "reg", r->name.p, r->name.n);
+	cmd_json_strn(o, "type", r->type.p, r->type.n);
+	cJSON_AddNumberToObject(o, stmt_key, c->stmt);
+	cJSON_AddNumberToObject(o, line_key, func_stmt(df_module(df), df_func(df), c->stmt)->line);
+	return o;
+}
+
+/* The cut interface of [a, b] as show --live --json gives it, or NULL with
+ * e set. */
+static cJSON *cut_json(Dataflow *df, uint32_t a, uint32_t b, Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	CutInterface cut;
+	if (df_cut(df, a, b, &cut, e) < 0)
+		return NULL;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *in = cJSON_AddArrayToObject(o, "live_in");
+	for (size_t i = 0; i < cut.live_in.n; i++) {
+		const CutReg *c = &cut.live_in.v[i];
+		cJSON *r = reg_json(df, c, "stmt", "line");
+		/* read: the statement is the first use; else the write that
+		 * does not kill (guarded or partial) */
+		const Stmt *st = func_stmt(m, f, c->stmt);
+		if (c->through)
+			cJSON_AddStringToObject(r, "through",
+			                        (st->flags & STMT_GUARD) ? "guarded" : "partial");
+		else
+			cJSON_AddNullToObject(r, "through");
+		cJSON_AddItemToArray(in, r);
+	}
+	cJSON *out = cJSON_AddArrayToObject(o, "live_out");
+	for (size_t i = 0; i < cut.live_out.n; i++) {
+		const CutReg *c = &cut.live_out.v[i];
+		cJSON *r = reg_json(df, c, "last_def_stmt", "last_def_line");
+		cJSON_AddNumberToObject(r, "first_use_after_stmt", c->use);
+		cJSON_AddNumberToObject(r, "first_use_after_line", func_stmt(m, f, c->use)->line);
+		bool through = false;
+		for (size_t k = 0; k < cut.live_in.n && !through; k++)
+			through = cut.live_in.v[k].through && cut.live_in.v[k].reg == c->reg;
+		cJSON_AddBoolToObject(r, "live_in_too", through);
+		cJSON_AddItemToArray(out, r);
+	}
+	cJSON_AddNumberToObject(o, "bytes_per_warp_in",
+	                        cut_warp_bytes(df, cut.live_in.v, cut.live_in.n));
+	cJSON_AddNumberToObject(o, "bytes_per_warp_out",
+	                        cut_warp_bytes(df, cut.live_out.v, cut.live_out.n));
+	cJSON *mem = cJSON_AddObjectToObject(o, "memory");
+	cJSON *ld = cJSON_AddObjectToObject(mem, "loads");
+	cJSON *stj = cJSON_AddObjectToObject(mem, "stores");
+	for (int sp = 0; sp < SP__COUNT; sp++) {
+		if (cut.loads[sp])
+			cJSON_AddNumberToObject(ld, space_name((Space)sp), cut.loads[sp]);
+		if (cut.stores[sp])
+			cJSON_AddNumberToObject(stj, space_name((Space)sp), cut.stores[sp]);
+	}
+	cJSON_AddNumberToObject(mem, "atomics", cut.atomics);
+	cJSON_AddNumberToObject(mem, "barriers", cut.barriers);
+	cJSON_AddBoolToObject(o, "rw_dependency", cut.rw_dependency);
+	cJSON *pairs = cJSON_AddArrayToObject(o, "rw_pairs");
+	for (size_t k = 0; k + 1 < cut.rw_pairs.n; k += 2)
+		cJSON_AddItemToArray(pairs, cmd_json_range(cut.rw_pairs.v[k], cut.rw_pairs.v[k + 1]));
+	cut_release(&cut);
+	return o;
+}
+
+/* show --json: the statements [from, to] around the range [a, b], and
+ * its cut interface with --live. */
+static int show_json(const char *path, const Module *m, const Func *f, unsigned phase,
+                     bool epilogue, uint32_t a, uint32_t b, uint32_t from, uint32_t to,
+                     bool live)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "module", map_name(path));
+	cmd_json_strn(o, "entry", m->src + f->name.off, f->name.len);
+	if (phase)
+		cJSON_AddNumberToObject(o, "phase", phase);
+	else
+		cJSON_AddNullToObject(o, "phase");
+	cJSON_AddBoolToObject(o, "epilogue", epilogue);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(a, b));
+	cJSON *sts = cJSON_AddArrayToObject(o, "statements");
+	StrBuf t = STRBUF_INIT;
+	for (uint32_t i = from; i <= to; i++) {
+		const Stmt *s = func_stmt(m, f, i);
+		sb_reset(&t);
+		stmt_normalized(m, s, &t);
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddNumberToObject(j, "stmt", i);
+		cJSON_AddNumberToObject(j, "line", s->line);
+		cJSON_AddStringToObject(j, "text", t.p ? t.p : "");
+		cJSON_AddBoolToObject(j, "in_range", i >= a && i <= b);
+		cJSON_AddItemToArray(sts, j);
+	}
+	sb_release(&t);
+	if (!live)
+		return cmd_json_print(o, EXIT_OK);
+	Err e = ERR_INIT;
+	Dataflow *df = df_build(m, f, &e);
+	cJSON *cut = df ? cut_json(df, a, b, &e) : NULL;
+	df_free(df);
+	int rc = EXIT_OK;
+	if (cut)
+		cJSON_AddItemToObject(o, "live", cut);
+	else {
+		rc = cmd_fail("%s", err_msg(&e));
+		cJSON_Delete(o);
+		o = cJSON_CreateObject();
+	}
+	err_release(&e);
+	return cmd_json_print(o, rc);
+}
+
 /* The operand facts of the mma in [a, b] (nothing when there are none). */
 static int show_operands(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 {
@@ -103,7 +223,7 @@ int cmd_show(int argc, char **argv)
 {
 	const char *entry = NULL, *stmts = NULL;
 	unsigned phase = 0, context = 0, gap = 0;
-	bool live = false, with_epi = false;
+	bool live = false, with_epi = false, json = false;
 	const Opt opts[] = {
 		OPT_STRING(0, "entry", &entry, "NAME",
 		           "the function (default: the only one with mma)"),
@@ -117,6 +237,7 @@ int cmd_show(int argc, char **argv)
 		         "K statements of context on each side"),
 		OPT_UINT(0, "gap", &gap, "N", 0, UINT_MAX,
 		         "with --phase: N other statements allowed in a phase"),
+		OPT_FLAG(0, "json", &json, "one JSON object"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "show", .usage = usage, .opts = opts};
@@ -163,6 +284,10 @@ int cmd_show(int argc, char **argv)
 	}
 	uint32_t from = a > context ? a - context : 0;
 	uint32_t to = b + context < f->nstmt ? b + context : f->nstmt - 1;
+	if (json) {
+		rc = show_json(path, m, f, phase, with_epi, a, b, from, to, live);
+		goto out;
+	}
 	printf("%.*s: s%u-s%u (%u statements)\n", (int)f->name.len, m->src + f->name.off, a, b,
 	       b - a + 1);
 	StrBuf t = STRBUF_INIT;

@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/layout.h"
+#include "base/progress.h"
 #include "cmd.h"
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const usage[] = {
 	"splice LAYER --phase N [--recipe FILE] [options]",
@@ -181,8 +183,22 @@ static bool outside_kept(const SpliceResult *res, const Module *m, const Func *f
 	       !memcmp(res->text.p + res->text.n - suf, orig + n - suf, suf);
 }
 
+/* A cut of --every-phase --together --json, in the function's "cuts". */
+static void cut_row(cJSON *cuts, unsigned phase, uint32_t first, uint32_t last,
+                    const char *result, const char *message)
+{
+	if (!cuts)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "phase", phase);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(first, last));
+	cJSON_AddStringToObject(o, "result", result);
+	cmd_json_str_or_null(o, "message", message);
+	cJSON_AddItemToArray(cuts, o);
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
-                                const char *check, const char *arch_opt)
+                                const char *check, const char *arch_opt, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -194,6 +210,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	check_arch(m0, arch_opt, arch);
 	unsigned n = 0, failed = 0, nentries = 0, skipped = 0, spliced = 0;
 	double t0 = now_seconds();
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "functions") : NULL;
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
 		const Func *f0 = &m0->funcs.v[fi];
 		if (!every_phase_func(m0, f0, entry_opt))
@@ -207,6 +225,14 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			continue;
 		}
 		nentries++;
+		cJSON *frow = NULL, *cuts = NULL;
+		if (rows) {
+			frow = cJSON_CreateObject();
+			cJSON_AddStringToObject(frow, "function", ename);
+			cJSON_AddNumberToObject(frow, "phases", (double)pl.n);
+			cuts = cJSON_AddArrayToObject(frow, "cuts");
+			cJSON_AddItemToArray(rows, frow);
+		}
 		/* the current text: starts as the module's bytes */
 		StrBuf cur = STRBUF_INIT;
 		sb_addn(&cur, mf.p, mf.n);
@@ -214,7 +240,7 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		unsigned ok = 0, skip = 0;
 		const char *why = NULL;
 		for (size_t p = pl.n; p-- > 0 && !why;) {
-			Module *m = ptx_parse(module_path, cur.p, cur.n, &e);
+			Module *m = ptx_parse(map_name(module_path), cur.p, cur.n, &e);
 			if (!m) {
 				why = "the spliced text does not parse";
 				break;
@@ -229,22 +255,30 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			n++;
 			int src = splice_run(&req, &res, &e);
 			if (src < 0 && res.refused) {
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				if (!rows)
+					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
+				cut_row(cuts, pl.v[p].number, r.first, r.last, "skip", err_msg(&e));
 				skip++;
 			} else if (src < 0) {
-				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
-				       err_msg(&e));
+				if (!rows)
+					printf("FAIL  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
+				cut_row(cuts, pl.v[p].number, r.first, r.last, "fail", err_msg(&e));
 				failed++;
 				why = "a splice failed";
 			} else {
 				if (!outside_kept(&res, m, f, r.first, r.last, cur.p, cur.n)) {
-					printf("FAIL  %s phase %u: bytes outside the cut changed\n", ename,
-					       pl.v[p].number);
+					if (!rows)
+						printf("FAIL  %s phase %u: bytes outside the cut changed\n",
+						       ename, pl.v[p].number);
+					cut_row(cuts, pl.v[p].number, r.first, r.last, "fail",
+					        "bytes outside the cut changed");
 					failed++;
 					why = "bytes outside a cut changed";
 				} else {
 					ok++;
+					cut_row(cuts, pl.v[p].number, r.first, r.last, "ok", NULL);
 					region_add(&regions, &res, pl.v[p].number, r.first, r.last);
 					sb_reset(&cur);
 					sb_addn(&cur, res.text.p, res.text.n);
@@ -261,13 +295,18 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
 			                      NULL, "spliced", &log, &e);
 			if (pr < 0) {
-				printf("FAIL  %s: %s\n", ename, err_msg(&e));
+				if (!rows)
+					printf("FAIL  %s: %s\n", ename, err_msg(&e));
 				failed++;
 				why = "ptxas did not run";
 			} else if (pr) {
 				why = "ptxas rejects the module";
 				/* name the region of each message's line */
-				printf("FAIL  %s: ptxas rejects the module with %zu phases spliced:\n", ename, pl.n);
+				if (!rows)
+					printf("FAIL  %s: ptxas rejects the module with %zu phases "
+					       "spliced:\n",
+					       ename, pl.n);
+				StrBuf named = STRBUF_INIT;
 				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
 					nl = strchr(q, '\n');
 					StrBuf l = STRBUF_INIT;
@@ -275,11 +314,15 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 					char *at = strstr(l.p, "spliced:");
 					if (at)
 						region_of_line(&regions, (unsigned)strtoul(at + 8, NULL, 10), &l);
-					printf("      %s\n", l.p);
+					if (!rows)
+						printf("      %s\n", l.p);
+					sb_addf(&named, "%s\n", l.p);
 					sb_release(&l);
 					if (!nl)
 						break;
 				}
+				sb_release(&log);
+				log = named;
 				failed++;
 			} else if (log.n) {
 				snprintf(vbuf, sizeof vbuf,
@@ -290,7 +333,18 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			} else
 				verdict = ", ptxas ok";
 		}
-		if (!why && ok) {
+		if (frow) {
+			cJSON_AddNumberToObject(frow, "spliced", ok);
+			cJSON_AddNumberToObject(frow, "skipped", skip);
+			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
+			if (!strcmp(check, "ptxas") && ok && (!why || log.n)) {
+				cJSON *pj = cJSON_AddObjectToObject(frow, "ptxas");
+				cJSON_AddBoolToObject(pj, "accepted", !why);
+				cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+			} else
+				cJSON_AddNullToObject(frow, "ptxas");
+			cmd_json_str_or_null(frow, "message", why);
+		} else if (!why && ok) {
 			if (skip)
 				printf("ok    %s: %u of %zu phases spliced together "
 				       "(%s), %u skipped%s\n",
@@ -314,6 +368,24 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	if (doc) {
+		int rc = failed || !spliced ? EXIT_ERROR : EXIT_OK;
+		cJSON_AddStringToObject(doc, "module", map_name(module_path));
+		cJSON_AddStringToObject(doc, "template", tname);
+		cJSON_AddBoolToObject(doc, "together", true);
+		cJSON_AddNumberToObject(doc, "splices", n - skipped);
+		cJSON_AddNumberToObject(doc, "failed", failed);
+		cJSON_AddNumberToObject(doc, "skipped", skipped);
+		cJSON_AddNumberToObject(doc, "seconds", now_seconds() - t0);
+		if (rc)
+			cJSON_AddStringToObject(doc, "message",
+			                        failed ? "some phases failed"
+			                               : "nothing was spliced: nothing is proven");
+		cmd_json_print(doc, rc);
+		cmd_unload_module(&lm);
+		err_release(&e);
+		return rc;
+	}
 	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
 	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
 	       failed, now_seconds() - t0);
@@ -325,8 +397,40 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	return failed || !spliced ? EXIT_ERROR : EXIT_OK;
 }
 
+/* The progress line of --every-phase, over the phases of the functions it
+ * splices (NULL when stderr is not a terminal). */
+static Progress *every_phase_progress(const Module *m, const char *entry_opt)
+{
+	if (!isatty(STDERR_FILENO))
+		return NULL;
+	size_t total = 0;
+	for (size_t fi = 0; fi < m->funcs.n; fi++) {
+		const Func *f = &m->funcs.v[fi];
+		if (!every_phase_func(m, f, entry_opt))
+			continue;
+		PhaseList pl;
+		ana_phase_find(m, f, 0, &pl);
+		total += pl.n;
+		phases_release(&pl);
+	}
+	return progress_start("splice --every-phase", total, "phases");
+}
+
+/* A row of --every-phase --json: one phase's splice. */
+static cJSON *phase_row(cJSON *rows, const char *ename, unsigned phase, uint32_t first,
+                        uint32_t last, const char *result)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "function", ename);
+	cJSON_AddNumberToObject(o, "phase", phase);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(first, last));
+	cJSON_AddStringToObject(o, "result", result);
+	cJSON_AddItemToArray(rows, o);
+	return o;
+}
+
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
-                       const char *check, const char *arch_opt)
+                       const char *check, const char *arch_opt, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -339,6 +443,9 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 	check_arch(m, arch_opt, arch);
 	unsigned n = 0, failed = 0, skipped = 0;
 	double t_splice = 0, t_max = 0;
+	Progress *pg = every_phase_progress(m, entry_opt);
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "phases") : NULL;
 	for (size_t fi = 0; fi < m->funcs.n; fi++) {
 		const Func *f = &m->funcs.v[fi];
 		if (!every_phase_func(m, f, entry_opt))
@@ -348,6 +455,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 		PhaseList pl;
 		ana_phase_find(m, f, 0, &pl);
 		for (size_t p = 0; p < pl.n; p++) {
+			progress_detail(pg, "%s phase %u", ename, pl.v[p].number);
 			Recipe r;
 			char hex[65];
 			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
@@ -367,9 +475,16 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			if (rc < 0 && res.refused) {
 				skipped++;
 				n--;
-				printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-				       pl.v[p].number, r.first, r.last, err_msg(&e));
+				progress_hide(pg);
+				if (rows)
+					cJSON_AddStringToObject(phase_row(rows, ename, pl.v[p].number,
+					                                  r.first, r.last, "skip"),
+					                        "message", err_msg(&e));
+				else
+					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
+					       pl.v[p].number, r.first, r.last, err_msg(&e));
 				fflush(stdout);
+				progress_step(pg, NULL);
 				sb_release(&log);
 				splice_result_release(&res);
 				continue;
@@ -384,7 +499,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 					int pr =
 					    splice_ptxas(res.text.p, res.text.n, arch,
 					                 ptxas_entry(f, ename), &res,
-					                 module_path, &log, &e);
+					                 map_name(module_path), &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
@@ -398,7 +513,24 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				         log_lines(&log));
 			else if (ptxas)
 				snprintf(verdict, sizeof verdict, ", ptxas ok");
-			if (why) {
+			progress_hide(pg);
+			if (rows) {
+				cJSON *o = phase_row(rows, ename, pl.v[p].number, r.first, r.last,
+				                     why ? "fail" : "ok");
+				failed += why != NULL;
+				cJSON_AddNumberToObject(o, "mma", res.mma);
+				cJSON_AddNumberToObject(o, "live_in", res.n_live_in);
+				cJSON_AddNumberToObject(o, "live_out", res.n_live_out);
+				cJSON_AddNumberToObject(o, "renamed", res.n_renamed);
+				cJSON_AddNumberToObject(o, "splice_ms", dt * 1e3);
+				if (ptxas && rc == 0 && (!why || log.n)) {
+					cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+					cJSON_AddBoolToObject(pj, "accepted", !why);
+					cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+				} else
+					cJSON_AddNullToObject(o, "ptxas");
+				cmd_json_str_or_null(o, "message", why);
+			} else if (why) {
 				failed++;
 				printf("FAIL  %s phase %u s%u..s%u: %s\n", ename, pl.v[p].number, r.first, r.last,
 				       why);
@@ -412,22 +544,44 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				ptxas_messages(&log);
 			}
 			fflush(stdout);
+			progress_step(pg, NULL);
 			sb_release(&log);
 			splice_result_release(&res);
 		}
 		phases_release(&pl);
 		free(ename);
 	}
+	progress_end(pg);
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
+	unsigned ok = n - failed;
+	if (doc) {
+		int rc = failed || !ok ? EXIT_ERROR : EXIT_OK;
+		cJSON_AddStringToObject(doc, "module", map_name(module_path));
+		cJSON_AddNumberToObject(doc, "bytes", (double)mf.n);
+		cJSON_AddNumberToObject(doc, "parse_ms", t_parse * 1e3);
+		cJSON_AddStringToObject(doc, "template", tname);
+		cJSON_AddNumberToObject(doc, "splices", n);
+		cJSON_AddNumberToObject(doc, "failed", failed);
+		cJSON_AddNumberToObject(doc, "skipped", skipped);
+		cJSON_AddNumberToObject(doc, "splice_mean_ms", n ? t_splice / n * 1e3 : 0.0);
+		cJSON_AddNumberToObject(doc, "splice_max_ms", t_max * 1e3);
+		if (rc)
+			cJSON_AddStringToObject(doc, "message",
+			                        failed ? "some phases failed"
+			                               : "nothing was spliced: nothing is proven");
+		cmd_json_print(doc, rc);
+		cmd_unload_module(&lm);
+		err_release(&e);
+		return rc;
+	}
 	printf("%s: %zu bytes, parse %.2f ms; %u splices (%s), %u failed%s; splice mean "
 	       "%.2f ms, max "
 	       "%.2f ms (%.2fx the parse)\n",
 	       module_path, mf.n, t_parse * 1e3, n, tname, failed, skips,
 	       n ? t_splice / n * 1e3 : 0.0, t_max * 1e3,
 	       t_parse > 0 ? t_max / t_parse : 0.0);
-	unsigned ok = n - failed;
 	if (!ok)
 		printf("%s: nothing was spliced (%u phases%s): nothing is proven\n",
 		       module_path, n + skipped, skipped ? ", all skipped" : "");
@@ -441,10 +595,11 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 static int splice_phases(const char *layer, const char *phases, const char *variant,
                          const char *corpus, const char *module_opt, const char *entry_opt,
                          const char *out_opt, const char *check, const char *arch_opt,
-                         const char *ptx_root, bool force, bool quiet)
+                         const char *ptx_root, bool force, bool quiet, bool json)
 {
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
+	char arch[64] = "";
 	Recipe *rs = NULL;
 	size_t nr = 0;
 	const Recipe **rp = NULL;
@@ -477,7 +632,6 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		fprintf(stderr, "%s", res.summary.p);
 	int ptxas_rc = 0;
 	if (!strcmp(check, "ptxas")) {
-		char arch[64];
 		check_arch(lm.m, arch_opt, arch);
 		if (!arch[0]) {
 			err_set(&e, "%s: no .target to take the architecture from: give --arch",
@@ -498,12 +652,40 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	if (!quiet && strcmp(name.p, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", name.p, res.text.n);
 	if (ptxas_rc)
-		fprintf(stderr, "d4r-splice: splice: ptxas rejects the spliced module (written for "
-		                "inspection)\n");
+		cmd_fail("splice: ptxas rejects the spliced module (written for inspection)");
 	rc = ptxas_rc ? EXIT_ERROR : EXIT_OK;
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "layer", loc.layer ? loc.layer : layer);
+		cJSON_AddStringToObject(o, "phases", phases);
+		cmd_json_str_or_null(o, "variant", variant);
+		cJSON_AddStringToObject(o, "module", map_name(loc.module_path));
+		cJSON_AddStringToObject(o, "entry", loc.entry);
+		cJSON *cuts = cJSON_AddArrayToObject(o, "cuts");
+		for (size_t i = 0; i < res.n; i++) {
+			const SpliceResult *c = &res.cuts[i];
+			cJSON *cj = cJSON_CreateObject();
+			cJSON_AddStringToObject(cj, "recipe", res.recipes[i]->path);
+			cJSON_AddItemToObject(cj, "stmt_range", cmd_json_range(c->first, c->last));
+			cJSON_AddNumberToObject(cj, "mma", c->mma);
+			cmd_json_str_or_null(cj, "template", c->template_name);
+			cJSON_AddItemToArray(cuts, cj);
+		}
+		cJSON_AddNumberToObject(o, "mma", res.mma);
+		cJSON_AddStringToObject(o, "output", name.p);
+		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
+		if (arch[0]) {
+			cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+			cJSON_AddStringToObject(pj, "arch", arch);
+			cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
+			cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
+		} else
+			cJSON_AddNullToObject(o, "ptxas");
+		cmd_json_print(o, rc);
+	}
 	goto done;
 fail:
-	fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+	cmd_fail("%s", err_msg(&e));
 done:
 	splice_many_release(&res);
 	for (size_t i = 0; i < nr; i++)
@@ -520,6 +702,37 @@ done:
 	return rc;
 }
 
+/* splice --json: what the one splice did, and ptxas's answer ("ptxas":
+ * null when it did not run). */
+static int splice_json(const char *recipe, const Located *loc, const SpliceResult *res,
+                       const char *out, const char *arch, int ptxas_rc, const StrBuf *log,
+                       int rc)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "recipe", recipe);
+	cJSON_AddStringToObject(o, "module", map_name(loc->module_path));
+	cJSON_AddStringToObject(o, "entry", loc->entry);
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(res->first, res->last));
+	cJSON_AddItemToObject(o, "line_range", cmd_json_range(res->first_line, res->last_line));
+	cJSON_AddNumberToObject(o, "mma", res->mma);
+	cJSON_AddNumberToObject(o, "live_in", res->n_live_in);
+	cJSON_AddNumberToObject(o, "live_out", res->n_live_out);
+	cJSON_AddNumberToObject(o, "renamed", res->n_renamed);
+	cJSON_AddStringToObject(o, "cut_sha256", res->sha256);
+	cmd_json_str_or_null(o, "template", res->template_name);
+	cJSON_AddBoolToObject(o, "forced", res->forced);
+	cJSON_AddStringToObject(o, "output", out);
+	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
+	if (arch) {
+		cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+		cJSON_AddStringToObject(pj, "arch", arch);
+		cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
+		cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
+	} else
+		cJSON_AddNullToObject(o, "ptxas");
+	return cmd_json_print(o, rc);
+}
+
 int cmd_splice(int argc, char **argv)
 {
 	const char *recipe_opt = NULL, *out_opt = NULL, *check = "none";
@@ -527,7 +740,7 @@ int cmd_splice(int argc, char **argv)
 	const char *ptx_root = NULL, *tname = "identity", *phases = NULL, *variant = NULL;
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
-	bool force = false, quiet = false, every = false, together = false;
+	bool force = false, quiet = false, every = false, together = false, json = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 		OPT_STRING(0, "phases", &phases, "LIST",
@@ -557,6 +770,7 @@ int cmd_splice(int argc, char **argv)
 		         "with --every-phase: all phases into one module"),
 		OPT_CHOICE(0, "template", &tname, "identity|perturb",
 		           "with --every-phase: the template (default identity)"),
+		OPT_FLAG(0, "json", &json, "one JSON object (not with -o -)"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "splice", .usage = usage, .opts = opts};
@@ -571,6 +785,10 @@ int cmd_splice(int argc, char **argv)
 	if (arch_opt && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (json && out_opt && !strcmp(out_opt, "-"))
+		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
+		                     "document on standard output",
+		                opt_given(&op, "output"));
 	if (every) {
 		/* the built-in template over every phase, nothing written */
 		if (layer)
@@ -581,8 +799,8 @@ int cmd_splice(int argc, char **argv)
 		                  "variant", "force", "quiet", "corpus", "ptx", NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
-		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt)
-		                : every_phase(module_opt, entry_opt, tname, check, arch_opt);
+		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt, json)
+		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, json);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||
 	    opt_needs(&op, "template", "every-phase") ||
@@ -594,7 +812,7 @@ int cmd_splice(int argc, char **argv)
 		if (!layer)
 			return opt_usage_error(&op, "option '--phases' needs LAYER");
 		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
-		                     check, arch_opt, ptx_root, force, quiet);
+		                     check, arch_opt, ptx_root, force, quiet, json);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
@@ -665,7 +883,7 @@ int cmd_splice(int argc, char **argv)
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
 	have_mf = true;
-	m = ptx_parse(loc.module_path, mf.p, mf.n, &e);
+	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
 	SpliceRequest req = {m, loc.entry, &r, ptx_root, force != 0};
@@ -675,8 +893,8 @@ int cmd_splice(int argc, char **argv)
 		fprintf(stderr, "%s", res.summary.p);
 	}
 	int ptxas_rc = 0;
+	char arch[64] = "";
 	if (!strcmp(check, "ptxas")) {
-		char arch[64];
 		if (arch_opt)
 			snprintf(arch, sizeof arch, "%s", arch_opt);
 		else if (splice_module_arch(m, arch, sizeof arch) < 0) {
@@ -684,7 +902,7 @@ int cmd_splice(int argc, char **argv)
 			        loc.module_path);
 			goto fail;
 		}
-		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, loc.module_path,
+		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
 		                        &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
@@ -704,14 +922,16 @@ int cmd_splice(int argc, char **argv)
 	if (!quiet && strcmp(out_path, "-"))
 		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out_path, res.text.n);
 	if (ptxas_rc) {
-		fprintf(stderr, "d4r-splice: splice: ptxas rejects the spliced module (written for "
-		                "inspection)\n");
-		rc = EXIT_ERROR;
+		rc = cmd_fail("splice: ptxas rejects the spliced module (written for "
+		              "inspection)");
 	} else
 		rc = EXIT_OK;
+	if (json)
+		splice_json(recipe_path, &loc, &res, out_path, arch[0] ? arch : NULL, ptxas_rc, &log,
+		            rc);
 	goto done;
 fail:
-	fprintf(stderr, "d4r-splice: %s\n", err_msg(&e));
+	cmd_fail("%s", err_msg(&e));
 	rc = EXIT_ERROR;
 done:
 	splice_result_release(&res);

@@ -118,6 +118,15 @@ static size_t parse_records(const unsigned char *buf, size_t n, GpuChildResult *
 	return used;
 }
 
+static GpuChildWatch watch_fn;
+static void *watch_ctx;
+
+void gpu_child_watch(GpuChildWatch fn, void *ctx)
+{
+	watch_fn = fn;
+	watch_ctx = ctx;
+}
+
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_limit_s,
@@ -164,6 +173,8 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 	temp_child_add(pid);
 
 	double deadline = t0 + jit_limit_s;
+	char *stage_seen = xstrdup("");
+	double stage_t0 = t0;
 	StrBuf in = STRBUF_INIT;
 	size_t done = 0;
 	int killed = 0, eof = 0;
@@ -176,6 +187,16 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		}
 		struct pollfd pfd = {fds[0], POLLIN, 0};
 		int ms = left > 1000 ? 1000000 : (int)(left * 1000) + 1;
+		if (watch_fn) {
+			/* the stage's clock restarts when the child marks a new one */
+			if (strcmp(stage_seen, r->stage)) {
+				free(stage_seen);
+				stage_seen = xstrdup(r->stage);
+				stage_t0 = now_seconds();
+			}
+			watch_fn(watch_ctx, r->stage, now_seconds() - stage_t0);
+			ms = MIN(ms, 250);
+		}
 		int pr = poll(&pfd, 1, ms);
 		if (pr < 0 && errno != EINTR)
 			break;
@@ -197,6 +218,9 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 		                      timeout_s, jit_limit_s);
 	}
 	close(fds[0]);
+	free(stage_seen);
+	if (watch_fn)
+		watch_fn(watch_ctx, NULL, 0);
 	/* The pipe closed (or broke): the child is exiting; a child that
 	 * closed its end and kept running still gets the rest of its time. */
 	int status = 0;

@@ -100,4 +100,15 @@ typedef struct {
 void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double timeout_s,
                        double jit_limit_s, bool serial, double *wall_s);
 
+/*
+ * A watcher of the waits: while gpu_child_run waits for a child it calls
+ * fn(ctx, stage, seconds) about four times a second with the stage the
+ * child marked last ("jit spliced", "" before the first) and the seconds
+ * since it marked it, and fn(ctx, NULL, 0) when the child has ended.  For
+ * the command's progress line (base/progress.h); process-wide, set before
+ * any child runs, and called from whichever thread waits.  NULL: none.
+ */
+typedef void (*GpuChildWatch)(void *ctx, const char *stage, double seconds);
+void gpu_child_watch(GpuChildWatch fn, void *ctx);
+
 #endif

@@ -34,7 +34,8 @@ D4R_LIBCUDA=/nonexistent/libcuda.so.1 expect_rc 2 "$D4R" run t
 expect_grep "no CUDA driver" "$T/err"
 D4R_LIBCUDA=/nonexistent/libcuda.so.1 expect_rc 2 "$D4R" run ../recipes/t/layer.json --json
 expect_grep "no CUDA driver" "$T/err"
-expect_grep '^\{"layer": "t", "status": "error", "message": "no CUDA driver: /nonexistent/libcuda.so.1' "$T/out"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layer"]=="t" and d["status"]=="error" and d["exit"]==2 and d["message"].startswith("no CUDA driver: /nonexistent/libcuda.so.1"), d' "$T/out" ||
+	fail "run --json: not the error document"
 cd ..
 # This machine's own answer, when it has no libcuda.so.1.
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then

@@ -1,0 +1,133 @@
+/*
+ * jsonout.c - the one document --json prints (jsonout.h says the rules).
+ *
+ * The state is the command's: whether JSON was asked for, whether the
+ * document was printed, and the first error reported on stderr.  A command
+ * is one process, so file-scope state is the command's state; threads of a
+ * verb never print documents.
+ */
+#include "jsonout.h"
+
+#include "cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool json_on, printed;
+static char *first_error;
+
+void cmd_json_request(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			json_on = true;
+}
+
+void cmd_json_start(void)
+{
+	json_on = true;
+}
+
+bool cmd_json_on(void)
+{
+	return json_on;
+}
+
+void cmd_json_error(const char *msg)
+{
+	if (first_error || !msg || !*msg)
+		return;
+	if (!strncmp(msg, "d4r-splice: ", 12))
+		msg += 12;
+	size_t n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		n--;
+	first_error = xstrndup(msg, n);
+}
+
+const char *cmd_json_error_msg(void)
+{
+	return first_error;
+}
+
+/* Puts item `key` at the front of object o. */
+static void put_first(cJSON *o, const char *key, cJSON *item)
+{
+	cJSON *tmp = cJSON_CreateObject();
+	cJSON_AddItemToObject(tmp, key, item);
+	cJSON *named = cJSON_DetachItemFromObject(tmp, key);
+	cJSON_Delete(tmp);
+	cJSON_InsertItemInArray(o, 0, named);
+}
+
+int cmd_json_print(cJSON *doc, int rc)
+{
+	if (!doc)
+		return rc;
+	if (printed) {
+		cJSON_Delete(doc);
+		return rc;
+	}
+	cJSON *st = cJSON_DetachItemFromObject(doc, "status");
+	cJSON *ex = cJSON_DetachItemFromObject(doc, "exit");
+	cJSON_Delete(ex);
+	bool error = rc == EXIT_ERROR && !st;
+	if (error && !cJSON_HasObjectItem(doc, "message"))
+		cJSON_AddStringToObject(doc, "message",
+		                        first_error ? first_error : "the command failed");
+	put_first(doc, "exit", cJSON_CreateNumber(rc));
+	put_first(doc, "status", st ? st : cJSON_CreateString(error ? "error" : "ok"));
+	char *txt = cJSON_Print(doc);
+	fputs(txt, stdout);
+	fputc('\n', stdout);
+	free(txt);
+	cJSON_Delete(doc);
+	printed = true;
+	return rc;
+}
+
+int cmd_json_print_text(const char *text, int rc)
+{
+	cJSON *doc = cJSON_Parse(text ? text : "");
+	if (!doc || !cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "status", "error");
+		cJSON_AddStringToObject(doc, "message",
+		                        "internal error: a JSON document "
+		                        "that does not parse");
+		rc = EXIT_ERROR;
+	}
+	return cmd_json_print(doc, rc);
+}
+
+int cmd_json_finish(int rc)
+{
+	if (json_on && !printed && rc != EXIT_OK)
+		cmd_json_print(cJSON_CreateObject(), rc);
+	return rc;
+}
+
+cJSON *cmd_json_range(uint32_t a, uint32_t b)
+{
+	cJSON *r = cJSON_CreateArray();
+	cJSON_AddItemToArray(r, cJSON_CreateNumber(a));
+	cJSON_AddItemToArray(r, cJSON_CreateNumber(b));
+	return r;
+}
+
+void cmd_json_strn(cJSON *o, const char *key, const char *p, size_t n)
+{
+	char *s = xstrndup(p ? p : "", p ? n : 0);
+	cJSON_AddStringToObject(o, key, s);
+	free(s);
+}
+
+void cmd_json_str_or_null(cJSON *o, const char *key, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(o, key, s);
+	else
+		cJSON_AddNullToObject(o, key);
+}

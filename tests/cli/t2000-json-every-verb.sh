@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# t2000-json-every-verb: every verb that prints results takes --json and
+# prints one JSON document that parses, has "status" and "exit" (equal to
+# the exit status), and has every key the man page's JSON OUTPUT section
+# lists for it (and for the objects in its arrays).  The section's list of
+# verbs is the one below.  Where a verb also prints lines, the JSON carries
+# the same statements and lines; an error of each verb is an error document.
+# GPU verbs run on the stand-in driver.
+. "$D4R_TOP/tests/cli/lib.sh"
+. "$TOP/tests/cli/smoke-layer.sh"
+. "$TOP/tests/cli/extract-fixtures.sh"
+smoke_layer "$T/repo"
+stand_in_driver
+cd "$T/repo"
+M=corpus/smoke/smoke.ptx
+
+# The keys the man page lists, as "VERB<TAB>PATH<TAB>KEY..." lines.
+python3 - "$TOP/man/d4r-splice.1" >"$T/keys" <<'PY' || fail "cannot read the man page's JSON keys"
+import re, sys
+text = open(sys.argv[1]).read()
+block = text.split('.\\" json-keys-begin', 1)[1].split("\n", 1)[1]
+block = block.split('.\\" json-keys-end', 1)[0]
+lines = [l.replace("\\-", "-") for l in block.splitlines()
+         if l and not l.startswith((".EX", ".EE", '.\\"'))]
+entries = []  # [verb, path, keys]
+verb = None
+for l in lines:
+    ind = len(l) - len(l.lstrip(" "))
+    body = l.strip()
+    if ind >= 4:                      # continuation of the entry above
+        entries[-1][2] += body.split()
+        continue
+    head, _, keys = body.partition(":")
+    if ind == 0:
+        verb, path = head, ""
+    else:
+        path = head
+    entries.append([verb, path, keys.split()])
+for v, p, k in entries:
+    print("%s\t%s\t%s" % (v, p, " ".join(k)))
+PY
+want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect profile job"
+have=$(cut -f1 "$T/keys" | uniq | tr '\n' ' ' | sed 's/ $//')
+[ "$have" = "$want" ] || fail "the man page lists JSON keys for '$have', expected '$want'"
+
+# json VERB RC COMMAND...: the command exits RC; stdout is one JSON object
+# with status and exit = RC and the man page's keys for VERB
+json() {
+	local verb=$1 rc=$2
+	shift 2
+	expect_rc "$rc" "$@"
+	python3 - "$T/out" "$T/keys" "$verb" "$rc" <<'PY' || { cat "$T/err"; fail "'$*': its --json document"; }
+import json, sys
+text = open(sys.argv[1]).read()
+doc, end = json.JSONDecoder().raw_decode(text)
+assert text[end:].strip() == "", "more than one document: %r" % text[end:][:80]
+verb, rc = sys.argv[3], int(sys.argv[4])
+assert isinstance(doc, dict), doc
+assert doc["exit"] == rc, (doc["exit"], rc)
+assert doc["status"] in ("ok", "error", "fault", "hang"), doc["status"]
+assert (doc["status"] == "ok") == (rc != 2), (doc["status"], rc)
+
+def nodes(o, path):
+    """the objects at path ("functions[].phases[]", "live", "")"""
+    out = [o]
+    for part in [p for p in path.split(".") if p]:
+        arr = part.endswith("[]")
+        name = part[:-2] if arr else part
+        nxt = []
+        for x in out:
+            v = x.get(name)
+            if arr:
+                assert isinstance(v, list), (path, name, v)
+                nxt += v
+            elif v is not None:
+                nxt.append(v)
+        out = nxt
+    return out
+
+checked = 0
+for line in open(sys.argv[2]):
+    v, path, keys = line.rstrip("\n").split("\t")
+    if v != verb:
+        continue
+    objs = nodes(doc, path)
+    assert objs, "%s: nothing at '%s' to check" % (verb, path)
+    for o in objs:
+        for k in keys.split():
+            assert k in o, "%s: '%s' has no key '%s': %s" % (verb, path or "the document", k, sorted(o))
+            checked += 1
+assert checked, verb
+PY
+}
+
+# error VERB COMMAND...: exit 2 and one error document with a message
+error() {
+	local verb=$1
+	shift
+	expect_rc 2 "$@"
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "error" and d["exit"] == 2 and d["message"], d
+' "$T/out" || { cat "$T/out"; fail "'$*': not one error document"; }
+}
+
+json phases 0 "$D4R" phases "$M" --json
+json show 0 "$D4R" show "$M" --phase 1 --live --json
+cp "$T/out" "$T/show.json"
+json grep 0 "$D4R" grep "$M" 'mma|ret' --json
+cp "$T/out" "$T/grep.json"
+json report 0 "$D4R" report "$M" --json
+json roundtrip 0 "$D4R" roundtrip "$M" --json
+fatbin_ptx "$M" 90 >"$T/m.fatbin"
+json extract 0 "$D4R" extract --list "$T/m.fatbin" --json
+json "recipe new" 0 "$D4R" recipe new smoke --phase 1 --template identity -o "$T/new.json" --json
+json "recipe check" 0 "$D4R" recipe check recipes/smoke/phase-01.json --json
+json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
+	json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json --check=ptxas
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["ptxas"]; assert p["accepted"] is True and p["arch"] == "sm_90", p' "$T/out" ||
+		fail "splice --json --check=ptxas: its ptxas"
+fi
+# --every-phase: the run's document (the man page's text lists its keys)
+expect_rc 0 "$D4R" splice --module "$M" --every-phase --json
+python3 - "$T/out" <<'PY' || fail "splice --every-phase --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit module bytes parse_ms template splices failed skipped splice_mean_ms splice_max_ms phases".split():
+    assert k in d, k
+assert (d["splices"], d["failed"], d["skipped"]) == (1, 0, 0), d
+p, = d["phases"]
+for k in "function phase stmt_range result message mma live_in live_out renamed splice_ms ptxas".split():
+    assert k in p, k
+assert (p["function"], p["phase"], p["stmt_range"], p["result"]) == ("pattern", 1, [10, 10], "ok"), p
+PY
+expect_rc 0 "$D4R" splice --module "$M" --every-phase --together --json
+python3 - "$T/out" <<'PY' || fail "splice --every-phase --together --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit module template together splices failed skipped seconds functions".split():
+    assert k in d, k
+f, = d["functions"]
+for k in "function phases spliced skipped result ptxas message cuts".split():
+    assert k in f, k
+assert (f["function"], f["phases"], f["spliced"], f["result"]) == ("pattern", 1, 1, "ok"), f
+assert f["cuts"] == [{"phase": 1, "stmt_range": [10, 10], "result": "ok", "message": None}], f["cuts"]
+PY
+# --phases: the cuts
+expect_rc 0 "$D4R" splice smoke --phases 1 -o "$T/ph.ptx" --json
+python3 - "$T/out" <<'PY' || fail "splice --phases --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in "status exit layer phases variant module entry cuts mma output bytes ptxas".split():
+    assert k in d, k
+c, = d["cuts"]
+assert (c["recipe"], c["stmt_range"], c["mma"]) == ("recipes/smoke/phase-01.json", [10, 10], 1), c
+assert d["layer"] == "smoke" and d["phases"] == "1" and d["variant"] is None, d
+PY
+json probe 0 "$D4R" probe "$M" -o "$T/p.ptx" --json
+json diff 0 "$D4R" diff corpus/smoke/oracle.frame corpus/smoke/oracle.frame --layer smoke --json
+json run 0 "$D4R" run smoke --runs 0 --json
+json check 1 "$D4R" check smoke --json
+cp "$T/out" "$T/check.json"
+json bisect 0 "$D4R" bisect smoke --phase 1 --json
+json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
+json job 0 "$D4R" smoke --phase 1 --runs 0 --json
+
+# The JSON says what the lines say.
+expect_rc 0 "$D4R" grep "$M" 'mma|ret'
+python3 - "$T/grep.json" "$T/out" <<'PY' || fail "grep --json and grep's lines differ"
+import json, sys
+d = json.load(open(sys.argv[1]))
+lines = [l for l in open(sys.argv[2]).read().splitlines() if l]
+got = ["%s:s%d:%d: %s" % (f["name"], m["stmt"], m["line"], m["text"])
+       for f in d["functions"] for m in f["matches"]]
+assert got == lines, (got, lines)
+assert d["count"] == len(lines) == 2, d["count"]
+PY
+# the smoke module's one mma is s10, on line 22 (smoke-layer.sh's text)
+python3 - "$T/show.json" <<'PY' || fail "show --json: the phase"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["stmt_range"] == [10, 10], d["stmt_range"]
+st = [s for s in d["statements"] if s["in_range"]]
+assert [(s["stmt"], s["line"]) for s in st] == [(10, 22)], st
+assert st[0]["text"].startswith("mma.sync.aligned.m16n8k16"), st[0]["text"]
+PY
+# smoke-layer.sh: phase-01.json is identical, mark.json differs
+python3 - "$T/check.json" <<'PY' || fail "check --json: the verdicts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = {i["name"]: i["verdict"] for i in d["items"]}
+assert v == {"(original)": "identical", "mark.json": "differs", "phase-01.json": "identical"}, v
+assert (d["identical"], d["differ"], d["errors"]) == (2, 1, 0), d
+assert d["shard"] is None and d["recipes_in_layer"] == 2, d
+PY
+
+# Every verb's errors are error documents.
+error phases "$D4R" phases missing.ptx --json
+error show "$D4R" show missing.ptx --phase 1 --json
+error grep "$D4R" grep "$M" '(' --json
+error report "$D4R" report missing.ptx --json
+error roundtrip "$D4R" roundtrip missing.ptx --json
+error extract "$D4R" extract --list missing.bin --json
+error "recipe new" "$D4R" recipe new nosuch --phase 1 --json
+error "recipe check" "$D4R" recipe check missing.json --json
+error splice "$D4R" splice smoke --phase 9 --json
+error probe "$D4R" probe missing.ptx -o "$T/p2.ptx" --json
+error diff "$D4R" diff missing.frame corpus/smoke/oracle.frame --json
+error run "$D4R" run nosuch --json
+error check "$D4R" check nosuch --json
+error bisect "$D4R" bisect nosuch --phase 1 --json
+error profile "$D4R" profile nosuch --phase 1 --json
+error job "$D4R" nosuch --phase 1 --json
+error show "$D4R" show "$M" --phase 1 --bogus --json
+# One document: no --json with results of their own on stdout.
+error splice "$D4R" splice smoke --phase 1 -o - --json
+error "recipe new" "$D4R" recipe new smoke --phase 1 --template identity -o - --json
+error probe "$D4R" probe "$M" -o - --json
+exit 0

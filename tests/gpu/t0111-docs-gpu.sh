@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# t0111-docs-gpu: the documentation's GPU commands (mode gpu in
+# tests/cli/docs-commands.txt: the main job, check, run, diff, bisect) run
+# with the exit status and output written there, in a scratch copy of the
+# repository's data with d4r-splice on PATH.  The no-GPU ones are
+# tests/cli/t2001-docs-run.sh's.
+. "$D4R_TOP/tests/cli/lib.sh"
+. "$D4R_TOP/tests/gpu/enc4-lib.sh"
+command -v python3 >/dev/null || skip "no python3"
+mkdir -p "$T/repo" "$T/bin"
+cp -r "$TOP/recipes" "$TOP/ptx" "$TOP/corpus" "$T/repo/"
+ln -s "$D4R" "$T/bin/d4r-splice"
+cd "$T/repo"
+unset D4R_CORPUS
+PATH="$T/bin:$PATH" python3 "$TOP/tests/cli/docs-run.py" "$TOP" gpu >"$T/log" 2>&1
+rc=$?
+cat "$T/log"
+cp "$T/log" "$OUTD/docs-gpu.txt"
+[ $rc -eq 0 ] || fail "a documented GPU command does not do what the documentation says"
+exit 0
