@@ -61,14 +61,6 @@ static const char *const usage[] = {
     NULL,
 };
 
-/* OptCallback for a phase list (1-10,13,21-60): o->value is a NumList. */
-static int opt_phase_list(const Opt *o, const char *word, Err *e)
-{
-	NumList *l = o->value;
-	numlist_release(l);
-	return numlist_parse(word, 1, UINT32_MAX, l, e);
-}
-
 /* OptCallback for a size: N, NK, NM, NG (powers of 1024); o->value is a uint64_t. */
 static int opt_size(const Opt *o, const char *word, Err *e)
 {

@@ -11,6 +11,7 @@
 #include "options.h"
 
 #include "cmd.h"
+#include "base/numlist.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -482,4 +483,11 @@ int opt_seconds(const Opt *o, const char *word, Err *e)
 		return err_set(e, "'%s' is not a number of seconds in (0, 86400]", word);
 	*(double *)o->value = v;
 	return 0;
+}
+
+int opt_phase_list(const Opt *o, const char *word, Err *e)
+{
+	NumList *l = o->value;
+	numlist_release(l);
+	return numlist_parse(word, 1, UINT32_MAX, l, e);
 }

@@ -193,5 +193,8 @@ typedef struct {
 int opt_arch(const Opt *o, const char *word, Err *e);
 /* OptCallback for a number of seconds in (0, 86400]: o->value is a double. */
 int opt_seconds(const Opt *o, const char *word, Err *e);
+/* OptCallback for a phase list (1-10,13,21-60; base/numlist.h): o->value is
+ * a NumList, replaced by each occurrence. */
+int opt_phase_list(const Opt *o, const char *word, Err *e);
 
 #endif

@@ -71,14 +71,6 @@ static char *layout_json(const Module *m, const Func *f, const ProbePlan *p,
 	return txt;
 }
 
-/* OptCallback for --phases LIST (1-10,13,21-60): o->value is a NumList. */
-static int opt_phase_list(const Opt *o, const char *word, Err *e)
-{
-	NumList *l = o->value;
-	numlist_release(l);
-	return numlist_parse(word, 1, UINT32_MAX, l, e);
-}
-
 int cmd_probe(int argc, char **argv)
 {
 	const char *entry = NULL, *out = NULL, *at = "phase-end", *regs = "live-out";

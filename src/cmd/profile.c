@@ -59,13 +59,6 @@ static const char *const usage[] = {
     NULL,
 };
 
-static int opt_phase_list(const Opt *o, const char *word, Err *e)
-{
-	NumList *l = o->value;
-	numlist_release(l);
-	return numlist_parse(word, 1, UINT32_MAX, l, e);
-}
-
 typedef struct {
 	const char *layer, *recipe_opt, *module_opt, *phases_opt, *variant, *corpus;
 	const char *chart, *keep;

@@ -338,3 +338,36 @@ void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double 
 	free(th);
 	free(started);
 }
+
+/* ---- reading a payload ------------------------------------------------------ */
+
+uint64_t gpu_rd_u64(GpuRd *r)
+{
+	uint64_t v = 0;
+	if (r->bad || r->n - r->at < 8) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p + r->at, 8);
+	r->at += 8;
+	return v;
+}
+
+double gpu_rd_f64(GpuRd *r)
+{
+	uint64_t u = gpu_rd_u64(r);
+	double v;
+	memcpy(&v, &u, 8);
+	return v;
+}
+
+const unsigned char *gpu_rd_span(GpuRd *r, uint64_t n)
+{
+	if (r->bad || r->n - r->at < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	const unsigned char *p = r->p + r->at;
+	r->at += (size_t)n;
+	return p;
+}

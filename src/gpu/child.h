@@ -111,4 +111,17 @@ void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double 
 typedef void (*GpuChildWatch)(void *ctx, const char *stage, double seconds);
 void gpu_child_watch(GpuChildWatch fn, void *ctx);
 
+/* Reading a record's payload: 64-bit numbers and spans, bounds-checked.
+ * A read past the end sets bad and gives 0 (or NULL); the caller checks
+ * bad once at the end. */
+typedef struct {
+	const unsigned char *p;
+	size_t n, at;
+	int bad;
+} GpuRd;
+uint64_t gpu_rd_u64(GpuRd *r);
+double gpu_rd_f64(GpuRd *r);
+/* A pointer to the next n bytes (inside the payload), or NULL. */
+const unsigned char *gpu_rd_span(GpuRd *r, uint64_t n);
+
 #endif

@@ -68,49 +68,18 @@ static void put_str(StrBuf *sb, const char *s)
 	put_bytes(sb, s ? s : "", s ? strlen(s) : 0);
 }
 
-typedef struct {
-	const unsigned char *p;
-	size_t n, at;
-	int bad;
-} Rd;
-
-static uint64_t get_u64(Rd *r)
-{
-	uint64_t v = 0;
-	if (r->n - r->at < 8) {
-		r->bad = 1;
-		return 0;
-	}
-	memcpy(&v, r->p + r->at, 8);
-	r->at += 8;
-	return v;
-}
-
-static double get_f64(Rd *r)
-{
-	double v = 0;
-	if (r->n - r->at < 8) {
-		r->bad = 1;
-		return 0;
-	}
-	memcpy(&v, r->p + r->at, 8);
-	r->at += 8;
-	return v;
-}
-
 /* A malloc'd copy (NUL-terminated) of the next byte string. */
-static unsigned char *get_bytes(Rd *r, size_t *len)
+static unsigned char *get_bytes(GpuRd *r, size_t *len)
 {
-	uint64_t n = get_u64(r);
-	if (r->bad || r->n - r->at < n) {
-		r->bad = 1;
+	uint64_t n = gpu_rd_u64(r);
+	const unsigned char *s = gpu_rd_span(r, n);
+	if (!s) {
 		*len = 0;
 		return (unsigned char *)xstrdup("");
 	}
 	unsigned char *p = xmalloc(n + 1);
-	memcpy(p, r->p + r->at, n);
+	memcpy(p, s, n);
 	p[n] = 0;
-	r->at += n;
 	*len = (size_t)n;
 	return p;
 }
@@ -510,11 +479,11 @@ static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 	res->wall_seconds = cr.seconds;
 	for (size_t i = 0; missing && i < cr.nrecs; i++) {
 		GpuChildRecord *rec = &cr.recs[i];
-		Rd r = {rec->payload, rec->npayload, 1, 0};
-		if (!rec->npayload || rec->payload[0] != 'J' || get_u64(&r) != job->nmodules)
+		GpuRd r = {rec->payload, rec->npayload, 1, 0};
+		if (!rec->npayload || rec->payload[0] != 'J' || gpu_rd_u64(&r) != job->nmodules)
 			continue;
 		for (size_t k = 0; k < job->nmodules; k++)
-			missing[k] = get_u64(&r) != 0;
+			missing[k] = gpu_rd_u64(&r) != 0;
 		gpu_child_result_release(&cr);
 		return 1;
 	}
@@ -524,7 +493,7 @@ static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 	double child_wall = 0, child_jit = 0, child_gpu = 0;
 	for (size_t i = 0; i < cr.nrecs; i++) {
 		GpuChildRecord *rec = &cr.recs[i];
-		Rd r = {rec->payload, rec->npayload, 1, 0};
+		GpuRd r = {rec->payload, rec->npayload, 1, 0};
 		char tag = rec->npayload ? (char)rec->payload[0] : 0;
 		if (tag == 'E') {
 			for (size_t k = 0; k < job->nmodules; k++) {
@@ -536,12 +505,12 @@ static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 			unsigned char *name = get_bytes(&r, &n);
 			snprintf(res->device, sizeof res->device, "%s", (char *)name);
 			free(name);
-			res->cc_major = (int)get_u64(&r);
-			res->cc_minor = (int)get_u64(&r);
-			res->driver_version = (int)get_u64(&r);
-			res->setup_seconds = get_f64(&r);
+			res->cc_major = (int)gpu_rd_u64(&r);
+			res->cc_minor = (int)gpu_rd_u64(&r);
+			res->driver_version = (int)gpu_rd_u64(&r);
+			res->setup_seconds = gpu_rd_f64(&r);
 		} else if (tag == 'M') {
-			uint64_t k = get_u64(&r);
+			uint64_t k = gpu_rd_u64(&r);
 			if (k >= job->nmodules)
 				continue;
 			GpuModuleResult *mr = &res->mods[k];
@@ -551,13 +520,13 @@ static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 				continue;
 			}
 			mr->status = GPU_OK;
-			mr->jit_seconds = get_f64(&r);
-			mr->jit_driver_ms = (float)get_f64(&r);
-			mr->jit_cached = get_u64(&r) != 0;
+			mr->jit_seconds = gpu_rd_f64(&r);
+			mr->jit_driver_ms = (float)gpu_rd_f64(&r);
+			mr->jit_cached = gpu_rd_u64(&r) != 0;
 			size_t n;
 			free(mr->jit_log);
 			mr->jit_log = (char *)get_bytes(&r, &n);
-			mr->frame_run_ms = get_f64(&r);
+			mr->frame_run_ms = gpu_rd_f64(&r);
 			mr->frame = get_bytes(&r, &mr->frame_len);
 			if (r.bad || mr->frame_len != m->frame_size) {
 				set_mod(mr, GPU_ERROR, "the child sent a damaged result");
@@ -571,22 +540,22 @@ static int job_once(const GpuJob *job, GpuResult *res, int *missing, Err *e)
 				res->timing_message = xstrdup(rec->message ? rec->message : "");
 				continue;
 			}
-			uint64_t n = get_u64(&r);
+			uint64_t n = gpu_rd_u64(&r);
 			for (uint64_t k = 0; k < n && k < job->nmodules; k++) {
 				GpuModuleResult *mr = &res->mods[k];
-				mr->times.n = (unsigned)get_u64(&r);
-				mr->times.median_ms = get_f64(&r);
-				mr->times.min_ms = get_f64(&r);
-				mr->times.max_ms = get_f64(&r);
-				int64_t same = (int64_t)get_u64(&r);
+				mr->times.n = (unsigned)gpu_rd_u64(&r);
+				mr->times.median_ms = gpu_rd_f64(&r);
+				mr->times.min_ms = gpu_rd_f64(&r);
+				mr->times.max_ms = gpu_rd_f64(&r);
+				int64_t same = (int64_t)gpu_rd_u64(&r);
 				mr->repeat_checked = same >= 0;
 				mr->repeatable = same == 1;
 			}
 		} else if (tag == 'X') {
 			end_seen = 1;
-			child_wall = get_f64(&r);
-			child_jit = get_f64(&r);
-			child_gpu = get_f64(&r);
+			child_wall = gpu_rd_f64(&r);
+			child_jit = gpu_rd_f64(&r);
+			child_gpu = gpu_rd_f64(&r);
 		}
 	}
 	/* Modules without a result: the one the child was busy with when it
@@ -741,19 +710,19 @@ static void take_jit(GpuChildTask *t, Jit *j)
 	GpuChildResult *cr = &t->cr;
 	for (size_t i = 0; i < cr->nrecs; i++) {
 		GpuChildRecord *rec = &cr->recs[i];
-		Rd r = {rec->payload, rec->npayload, 1, 0};
+		GpuRd r = {rec->payload, rec->npayload, 1, 0};
 		if (!rec->npayload || rec->payload[0] != 'M')
 			continue;
-		get_u64(&r);
+		gpu_rd_u64(&r);
 		j->ran = true;
 		j->status = rec->status;
 		if (rec->status != GPU_OK) {
 			j->message = xstrdup(rec->message ? rec->message : "");
 			return;
 		}
-		j->jit_s = get_f64(&r);
-		j->driver_ms = (float)get_f64(&r);
-		j->cached = get_u64(&r) != 0;
+		j->jit_s = gpu_rd_f64(&r);
+		j->driver_ms = (float)gpu_rd_f64(&r);
+		j->cached = gpu_rd_u64(&r) != 0;
 		size_t n;
 		j->log = (char *)get_bytes(&r, &n);
 		if (r.bad) {

@@ -44,48 +44,6 @@ static unsigned char *put_f64(unsigned char *p, double v)
 	return p + 8;
 }
 
-typedef struct {
-	const unsigned char *p;
-	size_t n, at;
-	int bad;
-} Rd;
-
-static uint64_t get_u64(Rd *r)
-{
-	uint64_t v = 0;
-	if (r->n - r->at < 8) {
-		r->bad = 1;
-		return 0;
-	}
-	memcpy(&v, r->p + r->at, 8);
-	r->at += 8;
-	return v;
-}
-
-static double get_f64(Rd *r)
-{
-	double v = 0;
-	if (r->n - r->at < 8) {
-		r->bad = 1;
-		return 0;
-	}
-	memcpy(&v, r->p + r->at, 8);
-	r->at += 8;
-	return v;
-}
-
-/* A pointer to the next n bytes (inside the payload), or NULL. */
-static const unsigned char *get_span(Rd *r, uint64_t n)
-{
-	if (r->bad || r->n - r->at < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	const unsigned char *p = r->p + r->at;
-	r->at += (size_t)n;
-	return p;
-}
-
 /* ---- the child ----------------------------------------------------------------- */
 
 typedef struct {
@@ -325,15 +283,15 @@ static void take(GpuProbeModuleResult *mr, GpuChildTask *t, const Manifest *m)
 	int done = 0;
 	for (size_t i = 0; i < cr->nrecs; i++) {
 		GpuChildRecord *rec = &cr->recs[i];
-		Rd rd = {rec->payload, rec->npayload, 1, 0};
+		GpuRd rd = {rec->payload, rec->npayload, 1, 0};
 		char tag = rec->npayload ? (char)rec->payload[0] : 0;
 		if (tag == 'D') {
-			mr->cc_major = (int)get_u64(&rd);
-			mr->cc_minor = (int)get_u64(&rd);
-			mr->driver_version = (int)get_u64(&rd);
-			mr->setup_seconds = get_f64(&rd);
-			uint64_t dl = get_u64(&rd);
-			const unsigned char *d = get_span(&rd, dl);
+			mr->cc_major = (int)gpu_rd_u64(&rd);
+			mr->cc_minor = (int)gpu_rd_u64(&rd);
+			mr->driver_version = (int)gpu_rd_u64(&rd);
+			mr->setup_seconds = gpu_rd_f64(&rd);
+			uint64_t dl = gpu_rd_u64(&rd);
+			const unsigned char *d = gpu_rd_span(&rd, dl);
 			if (d)
 				snprintf(mr->device, sizeof mr->device, "%.*s", (int)dl,
 				         (const char *)d);
@@ -342,27 +300,27 @@ static void take(GpuProbeModuleResult *mr, GpuChildTask *t, const Manifest *m)
 			           rec->message);
 			done = 1;
 		} else if (tag == 'R') {
-			mr->jit_seconds = get_f64(&rd);
-			mr->jit_cached = get_u64(&rd) != 0;
-			mr->run_ms = get_f64(&rd);
-			mr->read_seconds = get_f64(&rd);
-			mr->free_bytes = get_u64(&rd);
-			mr->total_bytes = get_u64(&rd);
-			uint64_t fl = get_u64(&rd);
-			const unsigned char *fp = get_span(&rd, fl);
-			uint64_t dl = get_u64(&rd);
-			const unsigned char *dp = get_span(&rd, dl);
-			mr->times.n = (unsigned)get_u64(&rd);
-			mr->times.median_ms = get_f64(&rd);
-			mr->times.min_ms = get_f64(&rd);
-			mr->times.max_ms = get_f64(&rd);
-			mr->attrs.known = get_u64(&rd) != 0;
-			mr->attrs.regs = (int)(int64_t)get_u64(&rd);
-			mr->attrs.local_bytes = (int)(int64_t)get_u64(&rd);
-			mr->attrs.shared_bytes = (int)(int64_t)get_u64(&rd);
-			mr->attrs.max_threads = (int)(int64_t)get_u64(&rd);
-			uint64_t ll = get_u64(&rd);
-			const unsigned char *lp = get_span(&rd, ll);
+			mr->jit_seconds = gpu_rd_f64(&rd);
+			mr->jit_cached = gpu_rd_u64(&rd) != 0;
+			mr->run_ms = gpu_rd_f64(&rd);
+			mr->read_seconds = gpu_rd_f64(&rd);
+			mr->free_bytes = gpu_rd_u64(&rd);
+			mr->total_bytes = gpu_rd_u64(&rd);
+			uint64_t fl = gpu_rd_u64(&rd);
+			const unsigned char *fp = gpu_rd_span(&rd, fl);
+			uint64_t dl = gpu_rd_u64(&rd);
+			const unsigned char *dp = gpu_rd_span(&rd, dl);
+			mr->times.n = (unsigned)gpu_rd_u64(&rd);
+			mr->times.median_ms = gpu_rd_f64(&rd);
+			mr->times.min_ms = gpu_rd_f64(&rd);
+			mr->times.max_ms = gpu_rd_f64(&rd);
+			mr->attrs.known = gpu_rd_u64(&rd) != 0;
+			mr->attrs.regs = (int)(int64_t)gpu_rd_u64(&rd);
+			mr->attrs.local_bytes = (int)(int64_t)gpu_rd_u64(&rd);
+			mr->attrs.shared_bytes = (int)(int64_t)gpu_rd_u64(&rd);
+			mr->attrs.max_threads = (int)(int64_t)gpu_rd_u64(&rd);
+			uint64_t ll = gpu_rd_u64(&rd);
+			const unsigned char *lp = gpu_rd_span(&rd, ll);
 			free(mr->jit_log);
 			mr->jit_log =
 			    lp ? xstrndup((const char *)lp, (size_t)ll) : xstrdup("");
@@ -502,12 +460,12 @@ int gpu_probe_device_memory(int device, uint64_t *free_b, uint64_t *total_b,
 	int rc = -1;
 	for (size_t i = 0; i < cr.nrecs; i++) {
 		GpuChildRecord *rec = &cr.recs[i];
-		Rd rd = {rec->payload, rec->npayload, 1, 0};
+		GpuRd rd = {rec->payload, rec->npayload, 1, 0};
 		if (rec->npayload && rec->payload[0] == 'G') {
-			*free_b = get_u64(&rd);
-			*total_b = get_u64(&rd);
-			uint64_t dl = get_u64(&rd);
-			const unsigned char *d = get_span(&rd, dl);
+			*free_b = gpu_rd_u64(&rd);
+			*total_b = gpu_rd_u64(&rd);
+			uint64_t dl = gpu_rd_u64(&rd);
+			const unsigned char *d = gpu_rd_span(&rd, dl);
 			if (d)
 				snprintf(name, 128, "%.*s", (int)dl, (const char *)d);
 			rc = rd.bad ? -1 : 0;
