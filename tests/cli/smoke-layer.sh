@@ -40,6 +40,27 @@ open(sys.argv[1], "wb").write(bytes(((i * 7 + k) & 255) for i in range(1024)))
 	sed -i "s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$sha\"/" "$dir/recipes/smoke/layer.json"
 }
 
+# smoke_manifest DIR : DIR/recipes/smoke/layer.json, one launch of `pattern`
+# (4 blocks of 256 threads: 32 warps) over a 1024-byte output, module
+# corpus/smoke/smoke.ptx; its oracle's sha256 is filled in by smoke_oracle
+smoke_manifest() {
+	mkdir -p "$1/recipes/smoke"
+	cat >"$1/recipes/smoke/layer.json" <<'JSON'
+{
+  "layer": "smoke", "module": "smoke/smoke.ptx", "entry": "pattern",
+  "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
+  "launches": [
+    {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
+     "params": {"size": 12, "fields": [
+       {"offset": 0, "kind": "buffer", "buffer": "out"},
+       {"offset": 8, "kind": "u32", "value": 90}]}}
+  ],
+  "frame": [{"name": "out", "buffer": "out", "format": "u8", "width": 16, "height": 16, "channels": 4}],
+  "oracle": {"path": "smoke/oracle.frame", "sha256": "0"}
+}
+JSON
+}
+
 smoke_layer() {
 	local dir=$1
 	command -v python3 >/dev/null || skip "no python3 to build the oracle frame"
@@ -70,20 +91,7 @@ smoke_layer() {
 	ret;
 }
 PTX
-	cat >"$dir/recipes/smoke/layer.json" <<'JSON'
-{
-  "layer": "smoke", "module": "smoke/smoke.ptx", "entry": "pattern",
-  "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
-  "launches": [
-    {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
-     "params": {"size": 12, "fields": [
-       {"offset": 0, "kind": "buffer", "buffer": "out"},
-       {"offset": 8, "kind": "u32", "value": 90}]}}
-  ],
-  "frame": [{"name": "out", "buffer": "out", "format": "u8", "width": 16, "height": 16, "channels": 4}],
-  "oracle": {"path": "smoke/oracle.frame", "sha256": "0"}
-}
-JSON
+	smoke_manifest "$dir"
 	smoke_oracle "$dir" 90
 	(cd "$dir" && "$D4R" recipe new smoke --phase 1 --template identity &&
 		"$D4R" recipe new smoke --phase 1 --template smoke/mark.ptx -o recipes/smoke/mark.json) \

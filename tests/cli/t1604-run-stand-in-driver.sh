@@ -6,15 +6,9 @@
 # the reduction, the image cache, JIT errors, several modules, faults,
 # hangs, --json - not what a real driver does (tests/gpu/ does that).
 . "$D4R_TOP/tests/cli/lib.sh"
-cc=${CC:-cc}
-inc=${CUDA_HOME:-/usr/local/cuda}/include
-command -v "$cc" >/dev/null || skip "no C compiler to build the stand-in driver"
-[ -f "$inc/cuda.h" ] || skip "no cuda.h in $inc to build the stand-in driver"
+. "$TOP/tests/cli/smoke-layer.sh"
 command -v python3 >/dev/null || skip "no python3 to build the expected frames"
-sed -n '/MOCK-BEGIN/,/MOCK-END/p' "$TOP/tests/unit/test_gpu_launch.c" >"$T/mock.c"
-"$cc" -std=c11 -D_GNU_SOURCE -shared -fPIC -DD4R_MOCK_SO -I"$inc" -o "$T/libcuda-mock.so" \
-	"$T/mock.c" || fail "cannot build the stand-in driver"
-export D4R_LIBCUDA="$T/libcuda-mock.so" XDG_CACHE_HOME="$T/cache"
+stand_in_driver
 
 mkdir -p "$T/repo/recipes/smoke" "$T/repo/corpus/smoke"
 cat >"$T/repo/corpus/smoke/smoke.ptx" <<'PTX'
@@ -41,25 +35,9 @@ PTX
 sed 's|^.version 8.0|// mock: off-by-one\n.version 8.0|' "$T/repo/corpus/smoke/smoke.ptx" >"$T/wrong.ptx"
 sed 's|^.version 8.0|// mock: illegal\n.version 8.0|' "$T/repo/corpus/smoke/smoke.ptx" >"$T/illegal.ptx"
 sed 's|^.version 8.0|// mock: spin\n.version 8.0|' "$T/repo/corpus/smoke/smoke.ptx" >"$T/spin.ptx"
-python3 -c '
-import sys
-open(sys.argv[1], "wb").write(bytes(((i * 7 + 90) & 255) for i in range(1024)))
-' "$T/repo/corpus/smoke/oracle.frame"
+smoke_manifest "$T/repo"
+smoke_oracle "$T/repo" 90
 sha=$(sha256sum "$T/repo/corpus/smoke/oracle.frame" | cut -d" " -f1)
-cat >"$T/repo/recipes/smoke/layer.json" <<JSON
-{
-  "layer": "smoke", "module": "smoke/smoke.ptx", "entry": "pattern",
-  "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
-  "launches": [
-    {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
-     "params": {"size": 12, "fields": [
-       {"offset": 0, "kind": "buffer", "buffer": "out"},
-       {"offset": 8, "kind": "u32", "value": 90}]}}
-  ],
-  "frame": [{"name": "out", "buffer": "out", "format": "u8", "width": 16, "height": 16, "channels": 4}],
-  "oracle": {"path": "smoke/oracle.frame", "sha256": "$sha"}
-}
-JSON
 cd "$T/repo"
 
 expect_rc 0 "$D4R" run smoke --runs 5 --frame "$T/f1"

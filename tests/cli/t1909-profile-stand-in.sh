@@ -14,38 +14,15 @@
 # The main job and check print the same compiler figures from the JIT's
 # verbose log, which the stand-in writes when asked for it.
 . "$D4R_TOP/tests/cli/lib.sh"
-cc=${CC:-cc}
-inc=${CUDA_HOME:-/usr/local/cuda}/include
-command -v "$cc" >/dev/null || skip "no C compiler to build the stand-in driver"
-[ -f "$inc/cuda.h" ] || skip "no cuda.h in $inc to build the stand-in driver"
+. "$TOP/tests/cli/smoke-layer.sh"
 command -v python3 >/dev/null || skip "no python3"
-sed -n '/MOCK-BEGIN/,/MOCK-END/p' "$TOP/tests/unit/test_gpu_launch.c" >"$T/mock.c"
-"$cc" -std=c11 -O2 -D_GNU_SOURCE -shared -fPIC -DD4R_MOCK_SO -I"$inc" -o "$T/libcuda-mock.so" \
-	"$T/mock.c" || fail "cannot build the stand-in driver"
-export D4R_LIBCUDA="$T/libcuda-mock.so" XDG_CACHE_HOME="$T/cache"
+stand_in_driver
 
 # the layer of t1907: one launch of `pattern`, 4 blocks of 256 threads
 mkdir -p "$T/repo/recipes/smoke" "$T/repo/corpus/smoke" "$T/repo/ptx"
 cp "$TOP/tests/fixtures/bisect/mma3.ptx" "$T/repo/corpus/smoke/smoke.ptx"
-python3 -c '
-import sys
-open(sys.argv[1], "wb").write(bytes(((i * 7 + 90) & 255) for i in range(1024)))
-' "$T/repo/corpus/smoke/oracle.frame"
-sha=$(sha256sum "$T/repo/corpus/smoke/oracle.frame" | cut -d" " -f1)
-cat >"$T/repo/recipes/smoke/layer.json" <<JSON
-{
-  "layer": "smoke", "module": "smoke/smoke.ptx", "entry": "pattern",
-  "buffers": {"out": {"size": 1024, "init": {"kind": "fill", "byte": 255}}},
-  "launches": [
-    {"entry": "pattern", "grid": [4, 1, 1], "block": [256, 1, 1],
-     "params": {"size": 12, "fields": [
-       {"offset": 0, "kind": "buffer", "buffer": "out"},
-       {"offset": 8, "kind": "u32", "value": 90}]}}
-  ],
-  "frame": [{"name": "out", "buffer": "out", "format": "u8", "width": 16, "height": 16, "channels": 4}],
-  "oracle": {"path": "smoke/oracle.frame", "sha256": "$sha"}
-}
-JSON
+smoke_manifest "$T/repo"
+smoke_oracle "$T/repo" 90
 cd "$T/repo"
 R=recipes/smoke
 "$D4R" recipe new smoke --phase 2 --template identity -o $R/phase-02.json >/dev/null 2>&1 ||
