@@ -17,7 +17,6 @@ typedef struct {
 	uint32_t phase; /* the recipe's phase, 0 for a statement range */
 	char *recipe;
 	char *template_name;
-	size_t recipe_index; /* into the recipes being spliced */
 } Cut;
 
 typedef struct {

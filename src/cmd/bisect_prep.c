@@ -11,6 +11,7 @@
 #include "base/layout.h"
 #include "gpu/layer.h"
 #include "ptx/parse.h"
+#include "splice/multi.h"
 #include "splice/splice.h"
 
 #include <stdio.h>
@@ -20,113 +21,46 @@
 
 /* ---- the spliced module ------------------------------------------------------- */
 
-static int cmp_cut_desc(const void *a, const void *b)
-{
-	const Cut *x = a, *y = b;
-	return x->first < y->first ? 1 : x->first > y->first ? -1 : 0;
-}
-
-/* The cut of recipe r in the original, before any splice. */
-static int recipe_range(const Bisect *b, const Recipe *r, Cut *c, Err *e)
-{
-	if (r->cut == CUT_STMTS) {
-		if (r->last >= b->fo->nstmt || r->first > r->last)
-			return err_set(e, "%s: cut s%u..s%u is not inside '%s'", r->path,
-			               r->first, r->last, b->mf.entry);
-		c->first = r->first;
-		c->last = r->last;
-		return 0;
-	}
-	size_t n = 0;
-	if (ana_phase_range(b->lm.m, b->fo, 0, r->phase, r->with_epilogue, &c->first,
-	                    &c->last, &n) < 0)
-		return err_set(e, "%s: cut phase %u: '%s' has %zu mma phases", r->path,
-		               r->phase, b->mf.entry, n);
-	c->phase = r->phase;
-	return 0;
-}
-
 /*
- * Splices the recipes rpaths[0..n) into the original, the cut furthest
- * down first: a splice moves only the statements after its cut, so each
- * recipe's statement numbers (and phase numbers) still hold for the ones
- * above it.  The cuts go into b->cuts, the text into b->spliced.
+ * Splices the recipes rpaths[0..n) into the original as one module, as the
+ * main job's --phases does (splice_many: each recipe's statement numbers
+ * are the original's, overlaps and dependencies between cuts refused).
+ * The cuts go into b->cuts, the furthest down first; the text into
+ * b->spliced.
  */
 static int splice_recipes(Bisect *b, char **rpaths, size_t n, Err *e)
 {
 	Recipe *rs = xcalloc(n + 1, sizeof(Recipe));
+	const Recipe **rp = xcalloc(n + 1, sizeof(Recipe *));
+	SpliceManyResult sm;
+	memset(&sm, 0, sizeof sm);
+	size_t loaded = 0;
 	int rc = -1;
-	for (size_t i = 0; i < n; i++) {
-		if (rcp_load(rpaths[i], &rs[i], e) < 0)
+	for (; loaded < n; loaded++) {
+		if (rcp_load(rpaths[loaded], &rs[loaded], e) < 0)
 			goto out;
-		Cut c = {0};
-		if (recipe_range(b, &rs[i], &c, e) < 0)
-			goto out;
-		c.recipe = xstrdup(rpaths[i]);
-		c.recipe_index = i;
+		rp[loaded] = &rs[loaded];
+	}
+	SpliceManyRequest req = {b->lm.m, b->mf.entry, rp, n, NULL, b->force};
+	if (splice_many(&req, &sm, e) < 0)
+		goto out;
+	for (size_t i = sm.n; i-- > 0;) {
+		const SpliceResult *r = &sm.cuts[i];
+		const Recipe *rcp = sm.recipes[i];
+		Cut c = {r->first, r->last, rcp->cut == CUT_PHASE ? rcp->phase : 0,
+		         xstrdup(rcp->path),
+		         xstrdup(r->template_name ? r->template_name : "?")};
 		VEC_PUSH(b->cuts, c);
 	}
-	qsort(b->cuts.v, b->cuts.n, sizeof(Cut), cmp_cut_desc);
-	for (size_t i = 1; i < b->cuts.n; i++)
-		if (b->cuts.v[i].last >= b->cuts.v[i - 1].first) {
-			err_set(e,
-			        "the cuts of '%s' (s%u..s%u) and '%s' (s%u..s%u) overlap",
-			        b->cuts.v[i].recipe, b->cuts.v[i].first,
-			        b->cuts.v[i].last, b->cuts.v[i - 1].recipe,
-			        b->cuts.v[i - 1].first, b->cuts.v[i - 1].last);
-			goto out;
-		}
-	const Module *cur = b->lm.m;
-	Module *owned = NULL;
-	StrBuf text = STRBUF_INIT;
-	for (size_t i = 0; i < b->cuts.n; i++) {
-		Cut *c = &b->cuts.v[i];
-		const Recipe *r = &rs[c->recipe_index];
-		SpliceResult sr;
-		memset(&sr, 0, sizeof sr);
-		SpliceRequest req = {
-		    .module = cur, .entry = b->mf.entry, .recipe = r, .force = b->force};
-		if (splice_run(&req, &sr, e) < 0) {
-			splice_result_release(&sr);
-			if (owned)
-				mod_free(owned);
-			sb_release(&text);
-			goto out;
-		}
-		if (sr.first != c->first || sr.last != c->last) {
-			err_set(e,
-			        "%s: the cut moved while splicing (s%u..s%u, expected "
-			        "s%u..s%u)",
-			        r->path, sr.first, sr.last, c->first, c->last);
-			splice_result_release(&sr);
-			if (owned)
-				mod_free(owned);
-			sb_release(&text);
-			goto out;
-		}
-		c->template_name = xstrdup(sr.template_name ? sr.template_name : "?");
-		if (owned)
-			mod_free(owned);
-		owned = NULL;
-		sb_release(&text);
-		text = sr.text;
-		memset(&sr.text, 0, sizeof sr.text);
-		splice_result_release(&sr);
-		if (i + 1 < b->cuts.n) {
-			owned = ptx_parse("spliced", text.p, text.n, e);
-			if (!owned) {
-				sb_release(&text);
-				goto out;
-			}
-			cur = owned;
-		}
-	}
-	b->spliced = text;
+	b->spliced = sm.text;
+	memset(&sm.text, 0, sizeof sm.text);
 	rc = 0;
 out:
-	for (size_t i = 0; i < n; i++)
+	splice_many_release(&sm);
+	for (size_t i = 0; i < loaded; i++)
 		rcp_release(&rs[i]);
 	free(rs);
+	free(rp);
 	return rc;
 }
 
