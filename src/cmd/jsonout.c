@@ -131,3 +131,16 @@ void cmd_json_str_or_null(cJSON *o, const char *key, const char *s)
 	else
 		cJSON_AddNullToObject(o, key);
 }
+
+void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const StrBuf *log)
+{
+	if (!ran) {
+		cJSON_AddNullToObject(o, "ptxas");
+		return;
+	}
+	cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
+	if (arch)
+		cJSON_AddStringToObject(pj, "arch", arch);
+	cJSON_AddBoolToObject(pj, "accepted", accepted);
+	cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
+}

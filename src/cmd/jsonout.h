@@ -35,6 +35,7 @@
 #define D4R_CMD_JSONOUT_H
 
 #include "base/base.h"
+#include "base/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -74,5 +75,8 @@ cJSON *cmd_json_range(uint32_t a, uint32_t b);
 void cmd_json_strn(cJSON *o, const char *key, const char *p, size_t n);
 /* o[key] = s, or null when s is NULL. */
 void cmd_json_str_or_null(cJSON *o, const char *key, const char *s);
+/* "ptxas": {"arch": ARCH (when not NULL), "accepted": ..., "messages": LOG}
+ * into o, or null when ptxas did not run. */
+void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const StrBuf *log);
 
 #endif

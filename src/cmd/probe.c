@@ -246,13 +246,7 @@ int cmd_probe(int argc, char **argv)
 		cJSON_AddStringToObject(o, "output", out);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
 		cmd_json_str_or_null(o, "layout", layout);
-		if (arch[0]) {
-			cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
-			cJSON_AddStringToObject(pj, "arch", arch);
-			cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
-			cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
-		} else
-			cJSON_AddNullToObject(o, "ptxas");
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
 		cmd_json_print(o, rc);
 	}
 	goto done;

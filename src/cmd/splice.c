@@ -337,12 +337,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 			cJSON_AddNumberToObject(frow, "spliced", ok);
 			cJSON_AddNumberToObject(frow, "skipped", skip);
 			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
-			if (!strcmp(check, "ptxas") && ok && (!why || log.n)) {
-				cJSON *pj = cJSON_AddObjectToObject(frow, "ptxas");
-				cJSON_AddBoolToObject(pj, "accepted", !why);
-				cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
-			} else
-				cJSON_AddNullToObject(frow, "ptxas");
+			cmd_json_ptxas(frow, !strcmp(check, "ptxas") && ok && (!why || log.n), NULL,
+			               !why, &log);
 			cmd_json_str_or_null(frow, "message", why);
 		} else if (!why && ok) {
 			if (skip)
@@ -523,12 +519,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				cJSON_AddNumberToObject(o, "live_out", res.n_live_out);
 				cJSON_AddNumberToObject(o, "renamed", res.n_renamed);
 				cJSON_AddNumberToObject(o, "splice_ms", dt * 1e3);
-				if (ptxas && rc == 0 && (!why || log.n)) {
-					cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
-					cJSON_AddBoolToObject(pj, "accepted", !why);
-					cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
-				} else
-					cJSON_AddNullToObject(o, "ptxas");
+				cmd_json_ptxas(o, ptxas && rc == 0 && (!why || log.n), NULL, !why, &log);
 				cmd_json_str_or_null(o, "message", why);
 			} else if (why) {
 				failed++;
@@ -674,13 +665,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		cJSON_AddNumberToObject(o, "mma", res.mma);
 		cJSON_AddStringToObject(o, "output", name.p);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
-		if (arch[0]) {
-			cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
-			cJSON_AddStringToObject(pj, "arch", arch);
-			cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
-			cJSON_AddStringToObject(pj, "messages", log.p ? log.p : "");
-		} else
-			cJSON_AddNullToObject(o, "ptxas");
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
 		cmd_json_print(o, rc);
 	}
 	goto done;
@@ -723,13 +708,7 @@ static int splice_json(const char *recipe, const Located *loc, const SpliceResul
 	cJSON_AddBoolToObject(o, "forced", res->forced);
 	cJSON_AddStringToObject(o, "output", out);
 	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
-	if (arch) {
-		cJSON *pj = cJSON_AddObjectToObject(o, "ptxas");
-		cJSON_AddStringToObject(pj, "arch", arch);
-		cJSON_AddBoolToObject(pj, "accepted", ptxas_rc == 0);
-		cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
-	} else
-		cJSON_AddNullToObject(o, "ptxas");
+	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log);
 	return cmd_json_print(o, rc);
 }
 
