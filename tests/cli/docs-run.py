@@ -8,13 +8,15 @@ Run in the scratch folder the caller made (t2001-docs-run.sh,
 t0111-docs-gpu.sh), with d4r-splice on PATH.  Checks first that the
 stanzas and the commands of README.md's code blocks and the man page's
 EXAMPLES are the same set, then runs those of MODE and checks their exit
-status and output.  Prints one line per command; exits 1 at the first
-that fails.
+status and output.  Prints one line per command (with its seconds);
+exits 1 at the first that fails.
 """
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 
 def readme_commands(path):
@@ -65,6 +67,37 @@ def stanzas(path):
     return out
 
 
+def json_mismatch(want, text):
+    """Where the JSON document that text is (nothing else but white space
+    around it) departs from want: each key of an object in want must be in
+    the document's object with an equal value (objects compared the same
+    way, anything else equal as JSON values).  None when it does not."""
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text.lstrip())
+    except ValueError as ex:
+        return "not a JSON document (%s)" % ex
+    if text.lstrip()[end:].strip():
+        return "more than one JSON document: %r" % text.lstrip()[end:][:80]
+
+    def walk(w, d, path):
+        if isinstance(w, dict):
+            if not isinstance(d, dict):
+                return "%s: %s, expected an object" % (path or ".", json.dumps(d))
+            for k, v in w.items():
+                if k not in d:
+                    return "%s: no key \"%s\"" % (path or ".", k)
+                r = walk(v, d[k], "%s.%s" % (path, k))
+                if r:
+                    return r
+            return None
+        num = (int, float)
+        same = (w == d and (type(w) is type(d) or (isinstance(w, num) and isinstance(d, num)
+                                                   and bool not in (type(w), type(d)))))
+        return None if same else "%s: %s, expected %s" % (path, json.dumps(d), json.dumps(w))
+
+    return walk(want, doc, "")
+
+
 def main():
     top, mode = sys.argv[1], sys.argv[2]
     docs = set(readme_commands(os.path.join(top, "README.md")))
@@ -89,7 +122,9 @@ def main():
             if r.returncode:
                 print("FAIL: setup '%s': exit %d\n%s" % (c, r.returncode, r.stderr))
                 return 1
+        t0 = time.monotonic()
         r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+        dt = time.monotonic() - t0
         out = r.stdout + r.stderr
         if r.returncode != int(s["rc"]):
             print("FAIL: '%s': exit %d, expected %s\n%s" % (cmd, r.returncode, s["rc"],
@@ -98,10 +133,17 @@ def main():
         if "out" in s and not re.search(s["out"], out, re.M):
             print("FAIL: '%s': no match for '%s' in\n%s" % (cmd, s["out"], out[-2000:]))
             return 1
-        print("ok    %s" % cmd)
+        if "json" in s:
+            why = json_mismatch(json.loads(s["json"]), r.stdout)
+            if why:
+                print("FAIL: '%s': its JSON is not %s: %s\n%s" % (cmd, s["json"], why,
+                                                                 out[-2000:]))
+                return 1
+        print("ok    %s  (%.1f s)" % (cmd, dt))
         ran += 1
     print("%d commands run" % ran)
     return 0 if ran else 1
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,10 +6,10 @@
 #      must say DIFFERS (exit 1) at phase 3's end and name that block, warp,
 #      lane and register, 1 ulp; the instrumented original's frame must be
 #      the oracle (the probes do not change what they observe).
-#   2. $D4R_BISECT_RECIPE (default recipes/enc4/phase-08-f16.json when it
-#      exists, else recipes/enc4/phase-08-wmma.json, which differs), cold
-#      (an empty image cache) and warm: exit 0 or 1, the original = oracle,
-#      and the time within the longer JIT + 2 s.
+#   2. recipes/enc4/phase-08-f16.json (exact f16), cold (an empty image
+#      cache) and warm: IDENTICAL (exit 0, no probe differs), the original
+#      = oracle, and the time within the longer JIT + 2 s.  Another recipe
+#      in $D4R_BISECT_RECIPE may differ: exit 0 or 1.
 # Outputs (text and --json) go to $D4R_GPU_OUT as bisect-*.txt/json.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$D4R_TOP/tests/gpu/enc4-lib.sh"
@@ -30,18 +30,20 @@ expect_grep "^            phase 3 end \(cut s7616-s7639\) +1 " "$T/flip.txt"
 "$D4R" bisect enc4 --recipe "$FLIP" --json >"$T/flip.json" 2>&1
 cp "$T/flip.json" "$OUTD/bisect-flip.json"
 
-R=${D4R_BISECT_RECIPE:-}
-if [ -z "$R" ]; then
-	R="$TOP/recipes/enc4/phase-08-f16.json"
-	[ -f "$R" ] || R="$TOP/recipes/enc4/phase-08-wmma.json"
-fi
+R=${D4R_BISECT_RECIPE:-$TOP/recipes/enc4/phase-08-f16.json}
 name=$(basename "$R" .json)
 for run in cold warm; do
 	"$D4R" bisect enc4 --recipe "$R" >"$T/$run.txt" 2>&1
 	rc=$?
 	cat "$T/$run.txt"
 	cp "$T/$run.txt" "$OUTD/bisect-$name-$run.txt"
-	[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "$name ($run): exit $rc"
+	if [ -z "${D4R_BISECT_RECIPE:-}" ]; then
+		[ $rc -eq 0 ] || fail "$name ($run): exit $rc, expected 0 (identical)"
+		expect_grep "^enc4 bisect \(recipe .*phase-08-f16\.json\): IDENTICAL \(no probe differs, spliced frame = oracle\)$" "$T/$run.txt"
+		expect_grep "^  probes    all 62 records identical$" "$T/$run.txt"
+	else
+		[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "$name ($run): exit $rc"
+	fi
 	expect_grep "^  original  instrumented frame = oracle" "$T/$run.txt"
 	expect_grep "^  seconds   .*\(longer JIT \+ 2 s = [0-9.]+: met\)$" "$T/$run.txt"
 done
