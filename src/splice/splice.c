@@ -16,7 +16,8 @@
  *      output, inputs defined before the cut, types and widths, parameters,
  *      memory effects: the cut's, against what the template's body does
  *      (a read/write dependency refuses the cut);
- *   6. fresh names: a register prefix that occurs nowhere in the module;
+ *   6. fresh names: a register prefix no name of the function starts with
+ *      (func_fresh_prefix);
  *   7. rendering the region with its line map, and ptx_emit with that one
  *      edit.  Bytes outside the region are the emitter's verbatim copy.
  *
@@ -109,31 +110,6 @@ static void reg_add(Region *r, const char *s, size_t n, uint8_t kind, uint32_t l
 static void reg_adds(Region *r, const char *s)
 {
 	reg_add(r, s, strlen(s), LM_GENERATED, 0);
-}
-
-/* ---- fresh names ----------------------------------------------------------- */
-
-/* A prefix "%splN_" that no register the function declares (in any scope,
- * ranges and .reg parameters included) starts with, so no name it declares,
- * under any naming scheme, can equal a name made with it: PTX registers
- * are declared before use and belong to their function. */
-static void fresh_prefix(const Module *m, const Func *f, unsigned from, char out[32])
-{
-	for (unsigned n = from;; n++) {
-		snprintf(out, 32, "%%spl%u_", n);
-		size_t k = strlen(out);
-		bool taken = false;
-		for (uint32_t i = 0; i < f->nreg && !taken; i++) {
-			Span nm = m->regs.v[f->reg0 + i].name;
-			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
-		}
-		for (uint32_t i = 0; i < f->nparam && !taken; i++) {
-			Span nm = m->params.v[f->param0 + i].name;
-			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
-		}
-		if (!taken)
-			return;
-	}
 }
 
 /* ---- 1. the cut -------------------------------------------------------------- */
@@ -764,7 +740,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		res->forced = true;
 	}
 
-	fresh_prefix(m, f, req->prefix_from, res->prefix);
+	func_fresh_prefix(m, f, "spl", req->prefix_from, res->prefix);
 	bool scoped = !lab;
 	char head[512];
 	snprintf(head, sizeof head, "%s// d4r-splice: begin %s for s%u..s%u (fresh prefix %s)\n",

@@ -468,6 +468,38 @@ static void test_splice__identity_fresh_prefix(void **state)
 	fx_free(&x);
 }
 
+/* A .func whose .reg parameter starts with the first fresh prefix: the cut
+ * s0..s1 reads it (live-in) and has one temporary, %r1, which identity
+ * renames; under %spl0_ the rename would be the parameter's name, and the
+ * new declaration in the splice's scope would hide the parameter from s1. */
+static const char FUNC_REG_PARAM[] =
+	HEAD ".visible .func (.reg .b32 %out) k(.reg .b32 %spl0_r1)\n{\n"
+	"\t.reg .b32 %r<4>;\n"
+	"\tadd.s32 %r1, %spl0_r1, 1;\n"
+	"\tmul.lo.s32 %r2, %r1, %spl0_r1;\n"
+	"\tmov.b32 %out, %r2;\n"
+	"\tret;\n}\n";
+
+static void test_splice__fresh_prefix_avoids_reg_parameters(void **state)
+{
+	(void)state;
+	Fx x;
+	fx_init_src(&x, FUNC_REG_PARAM,
+	            "{\"entry\": \"k\", \"cut\": {\"stmts\": [0, 1]}, \"template\": \"identity\","
+	            " \"guards\": {\"sha256\": \"%s\"}}",
+	            0, 1);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_string_equal(x.res.prefix, "%spl1_");
+	assert_int_equal(x.res.n_renamed, 1);
+	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_r1;\n"));
+	assert_non_null(strstr(x.res.text.p, "add.s32 %spl1_r1, %spl0_r1, 1;"));
+	assert_non_null(strstr(x.res.text.p, "mul.lo.s32 %r2, %spl1_r1, %spl0_r1;"));
+	assert_outside_unchanged(&x.res, FUNC_REG_PARAM, strlen(FUNC_REG_PARAM), 0, 1);
+	fx_free(&x);
+}
+
 static void test_splice__scope_names_without_percent(void **state)
 {
 	(void)state;
@@ -735,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_splice__recipe_parse),
 		cmocka_unit_test(test_splice__locate_options_recipe_manifest),
 		cmocka_unit_test(test_splice__identity_fresh_prefix),
+		cmocka_unit_test(test_splice__fresh_prefix_avoids_reg_parameters),
 		cmocka_unit_test(test_splice__scope_names_without_percent),
 		cmocka_unit_test(test_splice__perturb),
 		cmocka_unit_test(test_splice__template_checks),
