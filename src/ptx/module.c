@@ -5,6 +5,7 @@
 
 #include "lex.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,26 @@ void func_stmt_scopes(const Module *m, const Func *f, uint32_t *out)
 		const Scope *sc = func_scope(m, f, k);
 		for (uint32_t i = sc->stmt0; i < sc->stmt0 + sc->nstmt; i++)
 			out[i] = k;
+	}
+}
+
+void func_fresh_prefix(const Module *m, const Func *f, const char *stem, unsigned from,
+                       char out[32])
+{
+	for (unsigned n = from;; n++) {
+		snprintf(out, 32, "%%%s%u_", stem, n);
+		size_t k = strlen(out);
+		bool taken = false;
+		for (uint32_t i = 0; i < f->nreg && !taken; i++) {
+			Span nm = m->regs.v[f->reg0 + i].name;
+			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
+		}
+		for (uint32_t i = 0; i < f->nparam && !taken; i++) {
+			Span nm = m->params.v[f->param0 + i].name;
+			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
+		}
+		if (!taken)
+			return;
 	}
 }
 

@@ -283,6 +283,15 @@ static inline const Scope *func_scope(const Module *m, const Func *f, uint32_t k
 /* Fills out[0..f->nstmt) with the innermost scope of each statement of f. */
 void func_stmt_scopes(const Module *m, const Func *f, uint32_t *out);
 
+/* Into out (32 bytes): the first prefix "%<stem>N_", N >= from, that no
+ * register or parameter f declares starts with (in any scope; ranges and
+ * .reg parameters included), so no name of f, under any naming scheme, can
+ * equal a name made with it: PTX registers are declared before use and
+ * belong to their function.  The splicer's fresh names ("spl") and the
+ * probe's ("prb"). */
+void func_fresh_prefix(const Module *m, const Func *f, const char *stem, unsigned from,
+                       char out[32]);
+
 Func *mod_func_find(const Module *m, Str name);
 /* Index of f in m->funcs. */
 static inline uint32_t mod_func_index(const Module *m, const Func *f)

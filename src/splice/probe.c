@@ -500,28 +500,6 @@ static uint32_t decl_bits(const Module *m, const Func *f, Str name, int64_t d)
 	return ptx_type_bits(ts.p, ts.n);
 }
 
-/* A prefix "%prbN_" that no register or parameter of f starts with (so no
- * name made with it can be one of f's: PTX registers belong to their
- * function and are declared before use). */
-static void fresh_prefix(const Module *m, const Func *f, char out[32])
-{
-	for (unsigned n = 0;; n++) {
-		snprintf(out, 32, "%%prb%u_", n);
-		size_t k = strlen(out);
-		bool taken = false;
-		for (uint32_t i = 0; i < f->nreg && !taken; i++) {
-			Span nm = m->regs.v[f->reg0 + i].name;
-			taken = nm.len >= k && !memcmp(m->src + nm.off, out, k);
-		}
-		for (uint32_t i = 0; i < f->nparam && !taken; i++) {
-			Span nm = m->params.v[f->param0 + i].name;
-			taken = nm.len >= k && !memcmp(m->src + nm.off, out, k);
-		}
-		if (!taken)
-			return;
-	}
-}
-
 /* A module-level name no item of m has. */
 static void fresh_symbol(const Module *m, const char *want, char out[96])
 {
@@ -743,7 +721,7 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri,
 	bool wide = false;
 	for (size_t k = 0; k < r->vals.n; k++)
 		wide |= slot_bytes((ProbeFmt)r->vals.v[k].fmt) == 8;
-	char T[48], A[48];
+	char T[64], A[64]; /* a prefix (31 bytes at most), a number, "_t" */
 	snprintf(T, sizeof T, "%s%zu_t", px, ri);
 	snprintf(A, sizeof A, "%s%zu_a", px, ri);
 	sb_addf(t,
@@ -848,7 +826,7 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 		return err_set(e, "%s: probes need '.address_size 64' (the module %s)",
 		               m->name ? m->name : "module",
 		               as.n ? "declares another" : "declares none");
-	fresh_prefix(m, f, res->prefix);
+	func_fresh_prefix(m, f, "prb", 0, res->prefix);
 	fresh_symbol(m, req->symbol ? req->symbol : "__d4r_probe_dump", res->symbol);
 	if (req->symbol && strcmp(req->symbol, res->symbol))
 		return err_set(e, "probe: the module already has a symbol named '%s'",

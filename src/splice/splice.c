@@ -12,11 +12,12 @@
  *      spliced;
  *   3. the shape of the range: balanced braces, labels;
  *   4. the cut interface (df_cut): live-in, live-out, memory effects;
- *   5. the template against the interface: every live-out bound to an
+ *   5. the template against the interface (fit.c): every live-out bound to an
  *      output, inputs defined before the cut, types and widths, parameters,
  *      memory effects: the cut's, against what the template's body does
  *      (a read/write dependency refuses the cut);
- *   6. fresh names: a register prefix that occurs nowhere in the module;
+ *   6. fresh names: a register prefix no name of the function starts with
+ *      (func_fresh_prefix);
  *   7. rendering the region with its line map, and ptx_emit with that one
  *      edit.  Bytes outside the region are the emitter's verbatim copy.
  *
@@ -31,6 +32,7 @@
  * with the reason when the cut holds none), for the GPU sensitivity test.
  */
 #include "splice.h"
+#include "splice_internal.h"
 
 #include "ana/ana.h"
 #include "base/file.h"
@@ -60,7 +62,7 @@ void splice_cut_text(const Module *m, const Func *f, uint32_t first, uint32_t la
 	}
 }
 
-static void one_stmt(const Module *m, const Func *f, uint32_t i, StrBuf *out)
+void splice_stmt_desc(const Module *m, const Func *f, uint32_t i, StrBuf *out)
 {
 	StrBuf t = STRBUF_INIT;
 	stmt_normalized(m, st(m, f, i), &t);
@@ -108,31 +110,6 @@ static void reg_add(Region *r, const char *s, size_t n, uint8_t kind, uint32_t l
 static void reg_adds(Region *r, const char *s)
 {
 	reg_add(r, s, strlen(s), LM_GENERATED, 0);
-}
-
-/* ---- fresh names ----------------------------------------------------------- */
-
-/* A prefix "%splN_" that no register the function declares (in any scope,
- * ranges and .reg parameters included) starts with, so no name it declares,
- * under any naming scheme, can equal a name made with it: PTX registers
- * are declared before use and belong to their function. */
-static void fresh_prefix(const Module *m, const Func *f, unsigned from, char out[32])
-{
-	for (unsigned n = from;; n++) {
-		snprintf(out, 32, "%%spl%u_", n);
-		size_t k = strlen(out);
-		bool taken = false;
-		for (uint32_t i = 0; i < f->nreg && !taken; i++) {
-			Span nm = m->regs.v[f->reg0 + i].name;
-			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
-		}
-		for (uint32_t i = 0; i < f->nparam && !taken; i++) {
-			Span nm = m->params.v[f->param0 + i].name;
-			taken = nm.len >= k && memcmp(m->src + nm.off, out, k) == 0;
-		}
-		if (!taken)
-			return;
-	}
 }
 
 /* ---- 1. the cut -------------------------------------------------------------- */
@@ -264,7 +241,7 @@ static int check_reloads(Dataflow *df, const Recipe *r, uint32_t first, Err *e)
 	sha256_hex(text.p ? text.p : "", text.n, hex);
 	if (!rc && strcmp(hex, r->reloads_sha256)) {
 		StrBuf one = STRBUF_INIT;
-		one_stmt(m, f, r->reloads.v[0], &one);
+		splice_stmt_desc(m, f, r->reloads.v[0], &one);
 		rc = err_set(e, "%s: stale recipe: the loads its template issues again (guards.reloads) "
 		             "are not the module's\n  sha256: expected %s\n          found    %s\n"
 		             "  first of them: %s", r->path, r->reloads_sha256, hex, one.p);
@@ -274,12 +251,12 @@ static int check_reloads(Dataflow *df, const Recipe *r, uint32_t first, Err *e)
 		OpdLoad l;
 		if (ana_reload_check(df, r->reloads.v[i], first, &l) < 0 || !l.reload_safe) {
 			StrBuf one = STRBUF_INIT;
-			one_stmt(m, f, r->reloads.v[i], &one);
+			splice_stmt_desc(m, f, r->reloads.v[i], &one);
 			rc = err_set(e, "%s: 'guards.reloads': loading %s again at the cut (s%u) is not "
 			             "safe: %s", r->path, one.p, first, l.why ? l.why : "it is not a load");
 			if (l.blocker >= 0) {
 				sb_reset(&one);
-				one_stmt(m, f, (uint32_t)l.blocker, &one);
+				splice_stmt_desc(m, f, (uint32_t)l.blocker, &one);
 				err_note(e, "  at %s", one.p);
 			}
 			sb_release(&one);
@@ -333,243 +310,7 @@ static const Label *label_inside(const Module *m, const Func *f, uint32_t first,
 	return NULL;
 }
 
-/* ---- 5. template against interface --------------------------------------------- */
-
-static bool in_cutregs(const CutReg *v, size_t n, uint32_t reg)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].reg == reg)
-			return true;
-	return false;
-}
-
-static int check_bindings(Dataflow *df, const Template *t, const Recipe *r,
-                          const CutInterface *cut, const char *entry, Err *e)
-{
-	const Module *m = df_module(df);
-	const Func *f = df_func(df);
-	/* parameters */
-	for (size_t i = 0; i < t->params.n; i++)
-		if (!rcp_param_find(r, t->params.v[i], strlen(t->params.v[i])))
-			return err_set(e, "%s: 'params.%s': the template %s needs a value for it", r->path,
-			               t->params.v[i], t->path);
-	for (size_t i = 0; i < r->params.n; i++) {
-		bool found = false;
-		for (size_t j = 0; j < t->params.n; j++)
-			found |= !strcmp(t->params.v[j], r->params.v[i].name);
-		if (!found)
-			return err_set(e, "%s: 'params.%s': the template %s declares no such parameter",
-			               r->path, r->params.v[i].name, t->path);
-	}
-	/* every binding names a formal, every formal is bound, shapes and types */
-	for (size_t i = 0; i < r->binds.n; i++)
-		if (!tpl_formal(t, r->binds.v[i].formal, strlen(r->binds.v[i].formal)))
-			return err_set(e, "%s: 'bind.%s': the template %s has no formal of that name",
-			               r->path, r->binds.v[i].formal, t->path);
-	for (size_t i = 0; i < t->formals.n; i++) {
-		const Formal *fm = &t->formals.v[i];
-		const RecipeBind *b = rcp_bind_find(r, fm->name);
-		if (!b)
-			return err_set(e, "%s: formal '%s' (%s:%u) is not bound ('bind.%s')", r->path,
-			               fm->name, t->path, fm->line, fm->name);
-		if (fm->count && (!b->list || b->nregs != fm->count))
-			return err_set(e, "%s: 'bind.%s': the formal is a list of %u registers, the binding "
-			               "gives %u", r->path, fm->name, fm->count, b->list ? b->nregs : 1);
-		if (!fm->count && b->list)
-			return err_set(e, "%s: 'bind.%s': the formal is one register, the binding is a list",
-			               r->path, fm->name);
-		for (uint32_t k = 0; k < b->nregs; k++) {
-			const char *rn = b->regs[k];
-			int64_t id = df_reg_find(df, str_c(rn));
-			if (id < 0)
-				return err_set(e, "%s: 'bind.%s': '%s' is not a register of '%s'", r->path,
-				               fm->name, rn, entry);
-			const RegInfo *ri = df_reg(df, (uint32_t)id);
-			if (ri->special && (fm->dir & FM_OUT))
-				return err_set(e, "%s: 'bind.%s': special register '%s' cannot be an output",
-				               r->path, fm->name, rn);
-			if (!ri->special && !ptx_type_compatible(str_c(fm->type), ri->type))
-				return err_set(e, "%s: 'bind.%s': '%s' is declared %.*s, the formal is %s (%s:%u)",
-				               r->path, fm->name, rn, (int)ri->type.n, ri->type.p, fm->type,
-				               t->path, fm->line);
-			if (!ri->special && ri->vec != fm->vec)
-				return err_set(e, "%s: 'bind.%s': '%s' is %s%u-wide, the formal is %s%u-wide",
-				               r->path, fm->name, rn, ri->vec ? ".v" : "", ri->vec ? ri->vec : 1,
-				               fm->vec ? ".v" : "", fm->vec ? fm->vec : 1);
-			if ((fm->dir & FM_IN) && !ri->special &&
-			    !in_cutregs(cut->live_in.v, cut->live_in.n, (uint32_t)id) &&
-			    df_reaching_def(df, cut->first, (uint32_t)id) == DF_DEF_NONE)
-				return err_set(e, "%s: 'bind.%s': input '%s' has no definition before the cut "
-				               "(s%u, line %u)", r->path, fm->name, rn, cut->first,
-				               st(m, f, cut->first)->line);
-			/* the body writes an input: harmless unless it is read after the
-			 * cut */
-			if (fm->dir == FM_IN && fm->written && fm->written[k] &&
-			    !ri->special && df_live_after(df, cut->last, (uint32_t)id))
-				return err_set(e,
-				               "%s: 'bind.%s': the template %s writes "
-				               "in formal '%s' (line %u), and '%s' is "
-				               "read after the cut: declare the formal "
-				               "inout",
-				               r->path, fm->name, t->path, fm->name,
-				               fm->write_line, rn);
-		}
-	}
-	/* every live-out register is bound to an output */
-	for (size_t i = 0; i < cut->live_out.n; i++) {
-		const CutReg *cr = &cut->live_out.v[i];
-		const RegInfo *ri = df_reg(df, cr->reg);
-		bool bound = false;
-		for (size_t j = 0; j < t->formals.n && !bound; j++) {
-			const Formal *fm = &t->formals.v[j];
-			if (!(fm->dir & FM_OUT))
-				continue;
-			const RecipeBind *b = rcp_bind_find(r, fm->name);
-			for (uint32_t k = 0; b && k < b->nregs; k++)
-				if (str_eqc(ri->name, b->regs[k]))
-					bound = true;
-		}
-		if (!bound) {
-			err_set(e, "%s: live-out '%.*s' (first used at s%u, line %u) is not bound to any "
-			        "output of the template %s", r->path, (int)ri->name.n, ri->name.p, cr->use,
-			        st(m, f, cr->use)->line, t->path);
-			err_note(e, "  it is defined in the cut at s%u (line %u); the cut has %zu live-out "
-			         "registers", cr->stmt, st(m, f, cr->stmt)->line, cut->live_out.n);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* For each state space, the first statement after the cut that loads from
- * it, on any path from the cut's end (around loops too) and outside the
- * cut, or -1: the rest of the cut's block, then blocks breadth first. */
-static void loads_after(Dataflow *df, const CutInterface *cut, int64_t first[SP__COUNT])
-{
-	for (int s = 0; s < SP__COUNT; s++)
-		first[s] = -1;
-	uint32_t nb = df_nblocks(df), b0 = df_block_of(df, cut->last);
-	bool *seen = xcalloc(nb ? nb : 1, 1);
-	VEC(uint32_t) wl = {0};
-	VEC_PUSH(wl, b0);
-	for (size_t h = 0; h < wl.n; h++) {
-		uint32_t x = wl.v[h], lo, end, n;
-		df_block_range(df, x, &lo, &end);
-		if (h == 0)
-			lo = cut->last + 1; /* the rest of the cut's own block */
-		for (uint32_t i = lo; i < end; i++) {
-			if (i >= cut->first && i <= cut->last)
-				continue;
-			MemEffect me = df_mem_effect(df, i);
-			if ((me.flags & ME_LOAD) && first[me.load] < 0)
-				first[me.load] = i;
-		}
-		const uint32_t *succ = df_block_succs(df, x, &n);
-		for (uint32_t k = 0; k < n; k++)
-			if (!seen[succ[k]]) {
-				seen[succ[k]] = true;
-				VEC_PUSH(wl, succ[k]);
-			}
-	}
-	VEC_FREE(wl);
-	free(seen);
-}
-
-/*
- * What the splice would change in memory: the cut's read/write dependency
- * (its stores read after it), and every difference between the cut's
- * memory effects and what the template's body does (t->body, from the
- * parsed body, whatever its header claims): stores to a space the body
- * does not store to, body stores to a space that is read after the cut,
- * atomics dropped, a different number of barriers.  One line each into
- * `why`, naming the statements.
- */
-static void effect_problems(Dataflow *df, const CutInterface *cut, const Template *t,
-                            StrBuf *why)
-{
-	const Module *m = df_module(df);
-	const Func *f = df_func(df);
-	if (cut->rw_dependency) {
-		for (size_t i = 0; i + 1 < cut->rw_pairs.n; i += 2) {
-			sb_adds(why, "\n  ");
-			one_stmt(m, f, cut->rw_pairs.v[i], why);
-			sb_adds(why, "\n    may conflict with ");
-			one_stmt(m, f, cut->rw_pairs.v[i + 1], why);
-		}
-		if (!cut->rw_pairs.n && cut->rw_reason.n) {
-			/* the analysis' own lines, indented, without a trailing newline */
-			const char *p = cut->rw_reason.p, *end = p + cut->rw_reason.n;
-			while (p < end) {
-				const char *nl = memchr(p, '\n', (size_t)(end - p));
-				size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-				if (n)
-					sb_addf(why, "\n  %.*s", (int)n, p);
-				p += n + (nl != NULL);
-			}
-		}
-		if (!cut->rw_reason.n && !cut->rw_pairs.n)
-			sb_adds(why, "\n  the cut stores to memory that is read after it");
-	}
-	if (!t)
-		return;
-	const TplBody *b = &t->body;
-	size_t before = why->n;
-	for (int s = 0; s < SP__COUNT; s++)
-		if (cut->stores[s] && !b->stores[s])
-			sb_addf(why,
-			        "\n  the cut stores to %s (%u store%s) and the body of "
-			        "%s stores "
-			        "nothing there",
-			        space_name((Space)s), cut->stores[s],
-			        cut->stores[s] == 1 ? "" : "s", t->path);
-	bool any_store = false;
-	for (int s = 0; s < SP__COUNT; s++)
-		any_store |= b->stores[s] != 0;
-	if (any_store) {
-		int64_t after[SP__COUNT];
-		loads_after(df, cut, after);
-		for (int s = 0; s < SP__COUNT; s++) {
-			if (!b->stores[s])
-				continue;
-			int64_t rd = -1;
-			for (int l = 0; l < SP__COUNT; l++)
-				if (after[l] >= 0 &&
-				    space_may_alias((Space)s, (Space)l) &&
-				    (rd < 0 || after[l] < rd))
-					rd = after[l];
-			if (rd < 0)
-				continue;
-			sb_addf(why,
-			        "\n  %s:%u stores to %s memory, which may be read after "
-			        "the cut by ",
-			        t->path, b->store_line[s], space_name((Space)s));
-			one_stmt(m, f, (uint32_t)rd, why);
-		}
-	}
-	if (cut->atomics && !b->atomics)
-		sb_addf(why, "\n  the cut performs %u atomic%s and the body of %s none",
-		        cut->atomics, cut->atomics == 1 ? "" : "s", t->path);
-	if (cut->barriers != b->barriers) {
-		sb_addf(why, "\n  the cut executes %u barrier%s and the body of %s %u",
-		        cut->barriers, cut->barriers == 1 ? "" : "s", t->path,
-		        b->barriers);
-		if (b->barriers)
-			sb_addf(why, " (the first at line %u)", b->barrier_line);
-	}
-	if (why->n > before) {
-		/* name the cut's memory statements so the author can look */
-		unsigned shown = 0;
-		for (uint32_t i = cut->first; i <= cut->last && shown < 8; i++) {
-			const Stmt *s = st(m, f, i);
-			Op op = (Op)s->op;
-			if (op == OP_ST || op == OP_ATOM || op == OP_RED || op == OP_BAR || op == OP_BARRIER) {
-				sb_adds(why, "\n    ");
-				one_stmt(m, f, i, why);
-				shown++;
-			}
-		}
-	}
-}
+/* ---- 4. is df_cut (src/ana); 5., the template against it, is fit.c -------- */
 
 /* ---- 7. rendering ----------------------------------------------------------------- */
 
@@ -711,8 +452,9 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 			if (id < 0)
 				continue;
 			const RegInfo *ri = df_reg(df, (uint32_t)id);
-			if (ri->special || !ri->type.n || in_cutregs(cut->live_in.v, cut->live_in.n, (uint32_t)id) ||
-			    in_cutregs(cut->live_out.v, cut->live_out.n, (uint32_t)id) ||
+			if (ri->special || !ri->type.n ||
+			    splice_cut_has(cut->live_in.v, cut->live_in.n, (uint32_t)id) ||
+			    splice_cut_has(cut->live_out.v, cut->live_out.n, (uint32_t)id) ||
 			    declared_inside(m, f, lo, hi, ri->name))
 				continue;
 			VEC_PUSH(tmp, (uint32_t)id);
@@ -979,9 +721,9 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		if (tpl_load(tpath, display, &t, e) < 0)
 			goto out;
 		have_t = true;
-		if (check_bindings(df, &t, r, &cut, entry, e) < 0)
+		if (splice_check_bindings(df, &t, r, &cut, entry, e) < 0)
 			goto out;
-		effect_problems(df, &cut, &t, &why);
+		splice_effect_problems(df, &cut, &t, &why);
 	} else {
 		res->template_name = xstrdup(r->template_name);
 		/* The built-ins re-emit the cut's own statements: its memory effects
@@ -998,7 +740,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		res->forced = true;
 	}
 
-	fresh_prefix(m, f, req->prefix_from, res->prefix);
+	func_fresh_prefix(m, f, "spl", req->prefix_from, res->prefix);
 	bool scoped = !lab;
 	char head[512];
 	snprintf(head, sizeof head, "%s// d4r-splice: begin %s for s%u..s%u (fresh prefix %s)\n",

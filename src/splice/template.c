@@ -9,7 +9,7 @@
  * or a string begins and ends is the PTX lexer's decision (ptx/lex.h);
  * inside one, registers and '.reg' are text (only ${EXPR} in a '//'
  * comment is filled in).  Nothing here knows about the module: the splicer
- * (splice.c) checks bindings against the cut interface before rendering.
+ * (fit.c) checks bindings against the cut interface before rendering.
  *
  * The body check against the header is in tplbody.c.
  *

@@ -518,6 +518,58 @@ static void test_dataflow__loops(void **state)
 	fx_free(&x);
 }
 
+/* A loop whose body branches: the head (block 1) reads %r2, which only the
+ * last block of the body (block 3, s6) defines, so the value of s6 reaches
+ * s2 through the back edge 8 -> 1 alone; nothing after the loop reads it. */
+static const char LOOP_BRANCH[] =
+	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n\t.reg .b64 %rd<4>;\n"
+	"\tmov.u32 %r1, 0;\n"              /* 0  block 0 */
+	"\tmov.u32 %r2, 0;\n"              /* 1 */
+	"$L_head:\n"
+	"\tadd.s32 %r3, %r2, 1;\n"         /* 2  block 1: reads %r2 */
+	"\tsetp.gt.s32 %p1, %r3, 7;\n"     /* 3 */
+	"\t@%p1 bra $L_skip;\n"            /* 4 */
+	"\tadd.s32 %r1, %r1, %r3;\n"       /* 5  block 2 */
+	"$L_skip:\n"
+	"\tmov.u32 %r2, %r3;\n"            /* 6  block 3: defines %r2 */
+	"\tsetp.lt.s32 %p2, %r3, 10;\n"    /* 7 */
+	"\t@%p2 bra $L_head;\n"            /* 8 */
+	"\tld.param.u64 %rd1, [k_p0];\n"   /* 9  block 4 */
+	"\tst.global.u32 [%rd1], %r1;\n"   /* 10 */
+	"\tret;\n}\n";
+
+static void test_dataflow__live_out_around_a_loop_with_a_branch(void **state)
+{
+	Fx x = fx(LOOP_BRANCH);
+	uint32_t r1 = R(&x, "%r1"), r2 = R(&x, "%r2"), r3 = R(&x, "%r3");
+	assert_int_equal(df_nblocks(x.df), 5);
+	assert_int_equal(df_block_of(x.df, 6), 3);
+	/* %r2 of s6 is read at s2, around the loop, and nowhere else */
+	assert_true(df_live_after(x.df, 6, r2));
+	assert_true(df_live_after(x.df, 8, r2));
+	assert_true(df_live_in_block(x.df, 1, r2));
+	assert_false(df_live_in_block(x.df, 4, r2));
+	assert_false(df_live_after(x.df, 2, r2)); /* s6 writes it before any read */
+	/* %r3 is dead once s7 has read it; %r1 is read after the loop at s10 */
+	assert_false(df_live_after(x.df, 7, r3));
+	assert_true(df_live_after(x.df, 6, r1));
+	/* the cut s6..s6 defines %r2, read after it only at s2: live-out */
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 6, 6, &c, &e), 0);
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, r2);
+	assert_int_equal(c.live_out.v[0].stmt, 6);
+	assert_int_equal(c.live_out.v[0].use, 2);
+	assert_int_equal(c.live_in.n, 1); /* %r3, from s2 */
+	assert_int_equal(c.live_in.v[0].reg, r3);
+	cut_release(&c);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
 /* ---- the cut interface ---------------------------------------------------- */
 
 static const char PHASE[] =
@@ -1318,6 +1370,7 @@ int main(void)
 		cmocka_unit_test(test_dataflow__liveness_across_branches),
 		cmocka_unit_test(test_dataflow__reaching_defs_merge_and_guard),
 		cmocka_unit_test(test_dataflow__loops),
+		cmocka_unit_test(test_dataflow__live_out_around_a_loop_with_a_branch),
 		cmocka_unit_test(test_dataflow__cut_live_in_out_accumulators),
 		cmocka_unit_test(test_dataflow__cut_with_branch_and_guarded_def),
 		cmocka_unit_test(test_dataflow__brx_reaches_every_label),

@@ -186,6 +186,16 @@ static void test_gpu_manifest__fields_overlap(void **state)
 	             "launches[0].params.fields[3]: bytes [12, 16) overlap fields[1] at [8, 16)");
 }
 
+/* Fields in any order: a later field that starts before an earlier one and
+ * runs into it overlaps too (fields[0] moved to [12, 16), then the 8-byte
+ * buffer pointer of fields[1] at [8, 16)). */
+static void test_gpu_manifest__fields_out_of_order_overlap(void **state)
+{
+	(void)state;
+	expect_error(F, "launches.0.params.fields.0", "{\"offset\": 12, \"kind\": \"u32\", \"value\": 1}",
+	             "launches[0].params.fields[1]: bytes [8, 16) overlap fields[0] at [12, 16)");
+}
+
 static void test_gpu_manifest__unknown_key(void **state)
 {
 	(void)state;
@@ -546,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_manifest__field_outside_block),
 		cmocka_unit_test(test_gpu_manifest__field_misaligned),
 		cmocka_unit_test(test_gpu_manifest__fields_overlap),
+		cmocka_unit_test(test_gpu_manifest__fields_out_of_order_overlap),
 		cmocka_unit_test(test_gpu_manifest__unknown_key),
 		cmocka_unit_test(test_gpu_manifest__wrong_type),
 		cmocka_unit_test(test_gpu_manifest__missing_key),

@@ -285,6 +285,45 @@ static void test_json__integer_range(void **state)
 	err_release(&e);
 }
 
+/* ---- the writer ------------------------------------------------------------ */
+
+/* sb_add_json, the writer of the hand-made JSON outputs (run, diff, frame
+ * diffs): RFC 8259 escapes, by hand for a few bytes, then every byte 1..127
+ * and some UTF-8 read back by cJSON, which is not the code under test. */
+static void test_json__writer_escapes(void **state)
+{
+	(void)state;
+	StrBuf sb = STRBUF_INIT;
+	sb_add_json(&sb, "a\"b\\c\td\001/e");
+	assert_string_equal(sb.p, "\"a\\\"b\\\\c\\u0009d\\u0001/e\"");
+	sb_reset(&sb);
+	sb_add_json(&sb, NULL);
+	assert_string_equal(sb.p, "\"\"");
+
+	char all[160];
+	size_t n = 0;
+	for (int c = 1; c < 128; c++)
+		all[n++] = (char)c;
+	memcpy(all + n, "\xc2\xb5\xe2\x80\x94", 5); /* U+00B5, U+2014 */
+	n += 5;
+	all[n] = 0;
+	sb_reset(&sb);
+	sb_adds(&sb, "{\"s\": ");
+	sb_add_json(&sb, all);
+	sb_adds(&sb, "}");
+	for (size_t i = 0; i < sb.n; i++)
+		assert_true((unsigned char)sb.p[i] >= 0x20); /* no raw control byte */
+	cJSON *back = cJSON_Parse(sb.p);
+	if (!back)
+		fail_msg("cJSON cannot read back: %s", sb.p);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(back, "s");
+	assert_true(cJSON_IsString(v));
+	assert_int_equal(strlen(v->valuestring), n);
+	assert_memory_equal(v->valuestring, all, n);
+	cJSON_Delete(back);
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +335,7 @@ int main(void)
 	    cmocka_unit_test(test_json__nul_refused),
 	    cmocka_unit_test(test_json__invalid_json_located),
 	    cmocka_unit_test(test_json__integer_range),
+	    cmocka_unit_test(test_json__writer_escapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

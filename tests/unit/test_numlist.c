@@ -54,6 +54,11 @@ static void test_numlist__items_and_ranges(void **state)
 	expect_list("5-5", single, 1);
 	const uint32_t ends[] = {1, 62};
 	expect_list("62,1", ends, 2);
+	/* the whole range, and one of its numbers again: 1..62 once each */
+	uint32_t all[62];
+	for (uint32_t i = 0; i < 62; i++)
+		all[i] = i + 1;
+	expect_list("1-62,8", all, 62);
 	NumList l;
 	Err e = ERR_INIT;
 	assert_int_equal(numlist_parse("1-10,13,21-60", 1, 62, &l, &e), 0);
@@ -77,6 +82,9 @@ static void test_numlist__refused(void **state)
 	expect_error("3-1", "the range '3-1' runs backwards");
 	expect_error("0-4", "'0-4' is outside 1-62");
 	expect_error("1,63", "'63' is outside 1-62");
+	/* a range that starts inside and ends outside */
+	expect_error("60-63", "'60-63' is outside 1-62");
+	expect_error("1-62,8,61-64", "'61-64' is outside 1-62");
 	expect_error("99999999999", "is not a number");
 	NumList l;
 	Err e = ERR_INIT;

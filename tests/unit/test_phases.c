@@ -953,6 +953,49 @@ static void test_phases__wmma_loads(void **state)
 	unload(&x);
 }
 
+/* C loaded from two spaces: one kind of value, "loaded", but not one place
+ * a template could load it again from, so mixed.  Three phases (a mov
+ * between them): C half global and half shared, in both orders, then all
+ * global from two loads at p0+64 and p0+72 (elements at 64, 68, 72, 76). */
+static const char cspaces[] = HEAD90
+    ".visible .entry k(.param .u64 p0)\n{\n" REGS
+    "  .shared .align 16 .b8 cbuf[64];\n" TILES
+    "  ld.global.v2.f32 {%f1, %f2}, [%rd1+64];\n"                              /* 5 */
+    "  mov.u32 %r20, cbuf;\n"                                                  /* 6 */
+    "  ld.shared.v2.f32 {%f3, %f4}, [%r20];\n"                                 /* 7 */
+    "  ld.global.v2.f32 {%f5, %f6}, [%rd1+72];\n"                              /* 8 */
+    "  " MMA16 "{%f11, %f12, %f13, %f14}, " A0 ", " B0 ", {%f1, %f2, %f3, %f4};\n" /* 9 */
+    "  mov.u32 %r21, 1;\n"                                                     /* 10 */
+    "  " MMA16 "{%f15, %f16, %f17, %f18}, " A0 ", " B0 ", {%f3, %f4, %f1, %f2};\n" /* 11 */
+    "  mov.u32 %r22, 2;\n"                                                     /* 12 */
+    "  " MMA16 "{%f19, %f20, %f21, %f22}, " A0 ", " B0 ", {%f1, %f2, %f5, %f6};\n" /* 13 */
+    "  st.global.v4.f32 [%rd1], {%f11, %f12, %f13, %f14};\n"
+    "  st.global.v4.f32 [%rd1+16], {%f15, %f16, %f17, %f18};\n"
+    "  st.global.v4.f32 [%rd1+32], {%f19, %f20, %f21, %f22};\n"
+    "  ret;\n}\n";
+
+static void test_phases__c_loaded_from_two_spaces_is_mixed(void **state)
+{
+	(void)state;
+	Fix x;
+	loadf(&x, cspaces, 0, "k");
+	assert_int_equal(x.pl.n, 3);
+	/* global then shared, shared then global */
+	assert_int_equal(x.pl.v[0].c_kind, CK_MIXED);
+	assert_false(x.pl.v[0].c_bytes_known);
+	assert_int_equal(x.pl.v[1].c_kind, CK_MIXED);
+	/* global only, from two loads: loaded, every element's offset */
+	assert_int_equal(x.pl.v[2].c_kind, CK_LOADED);
+	assert_int_equal(x.pl.v[2].c_space, SP_GLOBAL);
+	assert_true(x.pl.v[2].c_bytes_known);
+	assert_int_equal(x.pl.v[2].c_bytes.n, 4);
+	assert_int_equal(x.pl.v[2].c_bytes.v[0], 64);
+	assert_int_equal(x.pl.v[2].c_bytes.v[1], 68);
+	assert_int_equal(x.pl.v[2].c_bytes.v[2], 72);
+	assert_int_equal(x.pl.v[2].c_bytes.v[3], 76);
+	unload(&x);
+}
+
 /* B at param_1 + 8 tid.x + 256 and + 260: said with its stride; B from
  * the thread's stack: not followed. */
 static const char bstride[] = HEAD90
@@ -1012,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_phases__wgmma_scale_d_and_descriptors),
 		cmocka_unit_test(test_phases__a_kinds_by_space),
 		cmocka_unit_test(test_phases__wmma_loads),
+		cmocka_unit_test(test_phases__c_loaded_from_two_spaces_is_mixed),
 		cmocka_unit_test(test_phases__b_stride),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,10 +70,11 @@ static char *sha_of(const Module *m, uint32_t first, uint32_t last)
 /* recipe_fmt holds one %s, for the sha256 of the cut. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last)
+static void fx_init_src(Fx *x, const char *src, const char *recipe_fmt, uint32_t first,
+                        uint32_t last)
 {
 	memset(x, 0, sizeof(*x));
-	x->m = ptx_parse("k.ptx", K, strlen(K), &x->e);
+	x->m = ptx_parse("k.ptx", src, strlen(src), &x->e);
 	assert_non_null(x->m);
 	char *hex = sha_of(x->m, first, last);
 	char buf[4096];
@@ -83,6 +84,11 @@ static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last
 		fail_msg("recipe: %s", err_msg(&x->e));
 }
 #pragma GCC diagnostic pop
+
+static void fx_init(Fx *x, const char *recipe_fmt, uint32_t first, uint32_t last)
+{
+	fx_init_src(x, K, recipe_fmt, first, last);
+}
 
 static void fx_free(Fx *x)
 {
@@ -462,6 +468,38 @@ static void test_splice__identity_fresh_prefix(void **state)
 	fx_free(&x);
 }
 
+/* A .func whose .reg parameter starts with the first fresh prefix: the cut
+ * s0..s1 reads it (live-in) and has one temporary, %r1, which identity
+ * renames; under %spl0_ the rename would be the parameter's name, and the
+ * new declaration in the splice's scope would hide the parameter from s1. */
+static const char FUNC_REG_PARAM[] =
+	HEAD ".visible .func (.reg .b32 %out) k(.reg .b32 %spl0_r1)\n{\n"
+	"\t.reg .b32 %r<4>;\n"
+	"\tadd.s32 %r1, %spl0_r1, 1;\n"
+	"\tmul.lo.s32 %r2, %r1, %spl0_r1;\n"
+	"\tmov.b32 %out, %r2;\n"
+	"\tret;\n}\n";
+
+static void test_splice__fresh_prefix_avoids_reg_parameters(void **state)
+{
+	(void)state;
+	Fx x;
+	fx_init_src(&x, FUNC_REG_PARAM,
+	            "{\"entry\": \"k\", \"cut\": {\"stmts\": [0, 1]}, \"template\": \"identity\","
+	            " \"guards\": {\"sha256\": \"%s\"}}",
+	            0, 1);
+	SpliceRequest req = {x.m, NULL, &x.r, NULL, false};
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_string_equal(x.res.prefix, "%spl1_");
+	assert_int_equal(x.res.n_renamed, 1);
+	assert_non_null(strstr(x.res.text.p, "\t.reg .b32 %spl1_r1;\n"));
+	assert_non_null(strstr(x.res.text.p, "add.s32 %spl1_r1, %spl0_r1, 1;"));
+	assert_non_null(strstr(x.res.text.p, "mul.lo.s32 %r2, %spl1_r1, %spl0_r1;"));
+	assert_outside_unchanged(&x.res, FUNC_REG_PARAM, strlen(FUNC_REG_PARAM), 0, 1);
+	fx_free(&x);
+}
+
 static void test_splice__scope_names_without_percent(void **state)
 {
 	(void)state;
@@ -611,6 +649,70 @@ static void test_splice__template_checks(void **state)
 	rmdir(dir);
 }
 
+/* A loop whose body branches (test_dataflow's LOOP_BRANCH): s6, in the
+ * body's last block, defines %r2, which the loop head reads at s2 (line 12)
+ * through the back edge and nothing after the loop reads. */
+static const char LOOP_BRANCH[] =
+	HEAD ".visible .entry k(.param .u64 k_p0)\n{\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n\t.reg .b64 %rd<4>;\n"
+	"\tmov.u32 %r1, 0;\n"
+	"\tmov.u32 %r2, 0;\n"
+	"$L_head:\n"
+	"\tadd.s32 %r3, %r2, 1;\n"
+	"\tsetp.gt.s32 %p1, %r3, 7;\n"
+	"\t@%p1 bra $L_skip;\n"
+	"\tadd.s32 %r1, %r1, %r3;\n"
+	"$L_skip:\n"
+	"\tmov.u32 %r2, %r3;\n"
+	"\tsetp.lt.s32 %p2, %r3, 10;\n"
+	"\t@%p2 bra $L_head;\n"
+	"\tld.param.u64 %rd1, [k_p0];\n"
+	"\tst.global.u32 [%rd1], %r1;\n"
+	"\tret;\n}\n";
+
+static void test_splice__live_out_around_a_loop_must_be_bound(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/d4r-test-loop-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	/* a template that reads %r3 and writes nothing the module sees */
+	char *t0 = write_tmp(dir, "none.ptx",
+	                     "//! in .b32 a\n//! reads none\n//! writes none\n"
+	                     "\t.reg .b32 %t;\n\tadd.s32 %t, %{a}, 1;\n");
+	/* one that writes %r2 as the cut did */
+	char *t1 = write_tmp(dir, "copy.ptx",
+	                     "//! in .b32 a\n//! out .b32 d\n//! reads none\n//! writes none\n"
+	                     "\tmov.u32 %{d}, %{a};\n");
+	Fx x;
+	fx_init_src(&x, LOOP_BRANCH,
+	            "{\"entry\": \"k\", \"cut\": {\"stmts\": [6, 6]}, \"template\": \"none.ptx\","
+	            " \"bind\": {\"a\": \"%%r3\"}, \"guards\": {\"sha256\": \"%s\"}}",
+	            6, 6);
+	SpliceRequest req = {x.m, NULL, &x.r, dir, false};
+	assert_int_equal(splice_run(&req, &x.res, &x.e), -1);
+	if (!strstr(err_msg(&x.e), "live-out '%r2' (first used at s2, line 12) is not bound to any "
+	                           "output of the template"))
+		fail_msg("%s", err_msg(&x.e));
+	fx_free(&x);
+	fx_init_src(&x, LOOP_BRANCH,
+	            "{\"entry\": \"k\", \"cut\": {\"stmts\": [6, 6]}, \"template\": \"copy.ptx\","
+	            " \"bind\": {\"a\": \"%%r3\", \"d\": \"%%r2\"}, \"guards\": {\"sha256\": \"%s\"}}",
+	            6, 6);
+	req.module = x.m;
+	req.recipe = &x.r;
+	if (splice_run(&req, &x.res, &x.e) < 0)
+		fail_msg("%s", err_msg(&x.e));
+	assert_int_equal(x.res.n_live_out, 1);
+	assert_non_null(strstr(x.res.text.p, "\tmov.u32 %r2, %r3;\n"));
+	assert_outside_unchanged(&x.res, LOOP_BRANCH, strlen(LOOP_BRANCH), 6, 6);
+	fx_free(&x);
+	unlink(t0);
+	unlink(t1);
+	free(t0);
+	free(t1);
+	rmdir(dir);
+}
+
 static void test_splice__scaffold_splices_as_identity(void **state)
 {
 	(void)state;
@@ -665,9 +767,11 @@ int main(void)
 		cmocka_unit_test(test_splice__recipe_parse),
 		cmocka_unit_test(test_splice__locate_options_recipe_manifest),
 		cmocka_unit_test(test_splice__identity_fresh_prefix),
+		cmocka_unit_test(test_splice__fresh_prefix_avoids_reg_parameters),
 		cmocka_unit_test(test_splice__scope_names_without_percent),
 		cmocka_unit_test(test_splice__perturb),
 		cmocka_unit_test(test_splice__template_checks),
+		cmocka_unit_test(test_splice__live_out_around_a_loop_must_be_bound),
 		cmocka_unit_test(test_splice__scaffold_splices_as_identity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
