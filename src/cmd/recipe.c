@@ -279,6 +279,9 @@ static int recipe_new(int argc, char **argv)
 		out_path = native ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
 		                  : layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
 	}
+	/* a folder, or a file in a folder that does not exist, is said as such */
+	if (out_check(out_path, &e) < 0)
+		goto fail;
 	if (strcmp(out_path, "-") && exists(out_path) && !force) {
 		err_set(&e, "'%s' exists (--force overwrites it)", out_path);
 		goto fail;
@@ -319,7 +322,7 @@ static int recipe_new(int argc, char **argv)
 		err_release(&ig);
 	}
 	if (out_check(out_path, &e) < 0 ||
-	    (tpath && (native || !exists(tpath)) && out_check(tpath, &e) < 0))
+	    (tpath && (native || !exists(tpath)) && out_check_mkdir(tpath, &e) < 0))
 		goto fail;
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;

@@ -43,6 +43,22 @@ expect_rc 0 "$D4R" recipe new small --phase 1 --module $M --entry small_kernel -
 expect_grep "phase-01.ptx exists, kept as it is" "$T/err"
 tail -n 1 ptx/small/phase-01.ptx | grep -q '^// edited' || fail "the template was overwritten"
 
+# an output that cannot be written is refused before any work (no "cut:"
+# summary yet): a folder is said to be one, a missing folder is named
+mkdir -p adir
+expect_rc 2 "$D4R" recipe new small --phase 2 --module $M --entry small_kernel -o adir --force
+expect_grep "recipe new: cannot write 'adir': it is a directory$" "$T/err"
+expect_no_grep "exists|^cut:" "$T/err"
+expect_rc 2 "$D4R" recipe new small --phase 2 --module $M --entry small_kernel -o nodir/p2.json
+expect_grep "cannot write 'nodir/p2.json': there is no folder 'nodir' \(create it first\)" "$T/err"
+expect_no_grep "^cut:" "$T/err"
+for v in "splice small --phase 2 --module $M" "splice small --phases 1-2 --module $M" "probe $M"; do
+	expect_rc 2 "$D4R" $v -o nodir/out.ptx
+	expect_grep "cannot write 'nodir/out.ptx': there is no folder 'nodir'" "$T/err"
+	expect_no_grep "^(cut|cuts|probe):" "$T/err"
+done
+[ ! -e nodir ] || fail "an output into a missing folder created it"
+
 # a template that exists is kept, and a recipe that does not fit it is never
 # written: phase 2's cut bound to phase 1's template (2 C registers, not 1),
 # and phase 1 written again with --force over phase 2's template
