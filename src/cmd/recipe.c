@@ -342,14 +342,11 @@ static int recipe_new(int argc, char **argv)
 			goto fail;
 	}
 	const char *action = "built_in"; /* what became of the template */
-	if (builtin) {
-		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
-		goto write_recipe;
-	}
 	fprintf(stderr, "%s", sum.p);
-	bool keep = !native && exists(tpath);
+	bool keep = !builtin && !native && exists(tpath);
 	bool invalid_cut = false;
-	if (check_new(out_path, &rj, &loc, m, root, keep ? NULL : &tt, force, &invalid_cut, &e) < 0) {
+	if (check_new(out_path, &rj, &loc, m, root, keep || builtin ? NULL : &tt, force, &invalid_cut,
+	              &e) < 0) {
 		char *why = xstrdup(err_msg(&e));
 		if (invalid_cut)
 			err_set(&e, "the cut cannot be spliced as it is: nothing written\n  %s\n  "
@@ -370,6 +367,10 @@ static int recipe_new(int argc, char **argv)
 		fprintf(stderr, "note:      READ/WRITE DEPENDENCIES: cut invalid: written with "
 		                "--force; splice takes it only with --force, recipe check rejects "
 		                "it\n");
+	if (builtin) {
+		fprintf(stderr, "template:  %s (built in)\n", tname);
+		goto write_recipe;
+	}
 	if (native) {
 		if (write_native_template(tpath, &tt, force, &action, &e) < 0)
 			goto fail;

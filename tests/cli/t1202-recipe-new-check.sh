@@ -46,9 +46,11 @@ tail -n 1 ptx/small/phase-01.ptx | grep -q '^// edited' || fail "the template wa
 # an output that cannot be written is refused before any work (no "cut:"
 # summary yet): a folder is said to be one, a missing folder is named
 mkdir -p adir
-expect_rc 2 "$D4R" recipe new small --phase 2 --module $M --entry small_kernel -o adir --force
-expect_grep "recipe new: cannot write 'adir': it is a directory$" "$T/err"
-expect_no_grep "exists|^cut:" "$T/err"
+for f in "" --force; do
+	expect_rc 2 "$D4R" recipe new small --phase 2 --module $M --entry small_kernel -o adir $f
+	expect_grep "recipe new: cannot write 'adir': it is a directory$" "$T/err"
+	expect_no_grep "exists|^cut:" "$T/err"
+done
 expect_rc 2 "$D4R" recipe new small --phase 2 --module $M --entry small_kernel -o nodir/p2.json
 expect_grep "cannot write 'nodir/p2.json': there is no folder 'nodir' \(create it first\)" "$T/err"
 expect_no_grep "^cut:" "$T/err"
