@@ -418,6 +418,11 @@ int layout_template_typed(const char *typed, const char *ptx_root, char **name, 
 			sb_adds(&sb, leaf);
 			*name = sb.p;
 			rc = 0;
+		} else if (!rd && rr && !strncmp(typed, rr, rn) && typed[rn] == '/' &&
+		           layout_inside(typed + rn + 1)) {
+			/* in a folder under ptx/ that is not made yet */
+			*name = xstrdup(typed + rn + 1);
+			rc = 0;
 		} else
 			err_set(e,
 			        "template '%s': not inside the ptx folder '%s' (name it "

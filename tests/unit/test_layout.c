@@ -281,6 +281,14 @@ static void test_layout__templates_typed(void **state)
 	assert_int_equal(layout_template_typed(abs, root, &name, &e), 0);
 	assert_string_equal(name, "t/x30.ptx");
 	free(name);
+	/* in a folder under ptx/ that is not made yet */
+	char *rr = realpath(root, NULL);
+	assert_non_null(rr);
+	snprintf(abs, sizeof abs, "%s/new/x30.ptx", rr);
+	free(rr);
+	assert_int_equal(layout_template_typed(abs, root, &name, &e), 0);
+	assert_string_equal(name, "new/x30.ptx");
+	free(name);
 	snprintf(abs, sizeof abs, "%s/x.ptx", at("deep/er"));
 	assert_int_equal(layout_template_typed(abs, root, &name, &e), -1);
 	assert_null(name);
