@@ -165,20 +165,67 @@ static int refuse(const char *path, const Input *in, Err *e)
 	                  "this command reads", path, in->what, in->path);
 }
 
-int out_check(const char *path, Err *e)
+/* A new output `path` (it does not exist): its folder must be one that
+ * exists, or with `makes` (the verb creates it) the nearest folder above it
+ * that exists must be a folder, not a file. */
+static int check_folder(const char *path, bool makes, Err *e)
+{
+	char *dir = xstrdup(path);
+	int rc = 0;
+	for (bool first = true;; first = false) {
+		char *sl = strrchr(dir, '/');
+		if (!sl)
+			break; /* the current folder */
+		if (sl == dir)
+			sl[1] = 0; /* "/" */
+		else
+			*sl = 0;
+		struct stat st;
+		if (stat(dir, &st) == 0) {
+			if (!S_ISDIR(st.st_mode))
+				rc = err_set(e, "cannot write '%s': '%s' is not a folder", path, dir);
+			break;
+		}
+		if (errno != ENOENT && errno != ENOTDIR) {
+			rc = err_set(e, "cannot write '%s': '%s': %s", path, dir, strerror(errno));
+			break;
+		}
+		if (first && !makes) {
+			rc = err_set(e, "cannot write '%s': there is no folder '%s' (create it first)",
+			             path, dir);
+			break;
+		}
+		if (sl == dir)
+			break;
+	}
+	free(dir);
+	return rc;
+}
+
+static int check_out(const char *path, bool makes, Err *e)
 {
 	if (!path || strcmp(path, "-") == 0)
 		return 0;
 	struct stat st;
 	if (stat(path, &st) < 0) {
-		if (errno == ENOENT)
-			return 0;
+		if (errno == ENOENT || errno == ENOTDIR)
+			return check_folder(path, makes, e);
 		return err_set(e, "cannot write '%s': %s", path, strerror(errno));
 	}
 	if (S_ISDIR(st.st_mode))
 		return err_set(e, "cannot write '%s': it is a directory", path);
 	const Input *in = input_of(&st);
 	return in ? refuse(path, in, e) : 0;
+}
+
+int out_check(const char *path, Err *e)
+{
+	return check_out(path, false, e);
+}
+
+int out_check_mkdir(const char *path, Err *e)
+{
+	return check_out(path, true, e);
 }
 
 /* ---- outputs ----------------------------------------------------------- */

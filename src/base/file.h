@@ -66,12 +66,19 @@ void file_inputs_clear(void);
 /* Is `path` (following links) one of the inputs? */
 bool file_is_input(const char *path);
 /*
- * The check out_open makes, for a verb to make before any work: -1 with a
+ * The check out_open makes, for a verb to make on each output before any
+ * work (the one check of an output path, used by every verb): -1 with a
  * message when `path` is an input of the command ("refusing to write
- * 'm.ptx': it is the module this command reads"), a directory, or cannot be
- * looked at; 0 for "-", a new path, and anything out_open may write.
+ * 'm.ptx': it is the module this command reads"), a directory ("it is a
+ * directory"), a new file in a folder that does not exist ("there is no
+ * folder 'x' (create it first)") or under a file, or cannot be looked at;
+ * 0 for "-", a new path in a folder that exists, and anything out_open may
+ * write.
  */
 int out_check(const char *path, Err *e);
+/* The same for an output whose folder the verb creates (mkdir_p) before it
+ * writes: a missing folder passes, one under a file does not. */
+int out_check_mkdir(const char *path, Err *e);
 
 typedef struct {
 	FILE *f;

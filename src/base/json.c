@@ -138,6 +138,70 @@ static int refuse_nul(const char *file, const char *text, size_t len, Err *e)
 	return 0;
 }
 
+/*
+ * When cJSON stops at `off`, whether the text simply ends too early: read
+ * with a stack of the objects, arrays and the string still open, the
+ * brackets all match and something is still open at the end, and cJSON
+ * read up to the end (or, for a string, stopped at its quote).  Then the
+ * message says so and where the innermost open value began (its '{', '['
+ * or '"'), and the object around it; returns -1.  0: some other fault.
+ */
+static int ended_early(const char *file, const char *text, size_t len, size_t off, Err *e)
+{
+	enum { DEPTH = 256 };
+	size_t open[DEPTH];
+	size_t n = 0, str = (size_t)-1; /* the open string's quote, if any */
+	size_t last = 0;                /* the last byte that is not space */
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (!json_space(c))
+			last = i;
+		if (str != (size_t)-1) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				str = (size_t)-1;
+			continue;
+		}
+		if (c == '"')
+			str = i;
+		else if (c == '{' || c == '[') {
+			if (n == DEPTH)
+				return 0;
+			open[n++] = i;
+		} else if (c == '}' || c == ']') {
+			if (!n || text[open[n - 1]] != (c == '}' ? '{' : '['))
+				return 0;
+			n--;
+		}
+	}
+	bool in_str = str != (size_t)-1;
+	if (!n && !in_str)
+		return 0;
+	if (off < last && !(in_str && off >= str))
+		return 0;
+	size_t inner = in_str ? str : open[n - 1];
+	unsigned l, c;
+	err_line_col(text, len, inner, &l, &c);
+	char where[512];
+	snprintf(where, sizeof where, "the %s opened at %s:%u:%u ('%c') is not closed",
+	         text[inner] == '{' ? "object" : text[inner] == '[' ? "array" : "string", file, l,
+	         c, text[inner]);
+	size_t obj = (size_t)-1; /* the object around a string or an array */
+	for (size_t k = n; k-- > 0;)
+		if (text[open[k]] == '{' && open[k] != inner) {
+			obj = open[k];
+			break;
+		}
+	if (obj == (size_t)-1)
+		return err_at(e, file, text, len, len, "the document ends early: %s", where);
+	unsigned ol, oc;
+	err_line_col(text, len, obj, &ol, &oc);
+	return err_at(e, file, text, len, len,
+	              "the document ends early: %s, in the object opened at %s:%u:%u ('{')",
+	              where, file, ol, oc);
+}
+
 int json_parse(JsonDoc *d, const char *file, const char *text, size_t len, Err *e)
 {
 	memset(d, 0, sizeof(*d));
@@ -149,6 +213,14 @@ int json_parse(JsonDoc *d, const char *file, const char *text, size_t len, Err *
 	d->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!d->root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
+		if (ended_early(file, text, len, off, e) < 0)
+			return -1;
+		size_t k = 0;
+		while (k < len && json_space(text[k]))
+			k++;
+		if (k == len)
+			return err_at(e, file, text, len, 0, "no JSON document (the file is %s)",
+			              len ? "only white space" : "empty");
 		return err_at(e, file, text, len, off, "invalid JSON");
 	}
 	size_t off = end && end >= text ? (size_t)(end - text) : len;

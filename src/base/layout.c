@@ -318,6 +318,12 @@ static char *find_up(const char *start, const char *sub)
 char *layout_ptx_root(const char *start)
 {
 	char *root = start ? find_up(start, "ptx") : NULL;
+	if (!root && start) {
+		/* a file not written yet: from its folder */
+		char *d = layout_dir_of(start);
+		root = find_up(d, "ptx");
+		free(d);
+	}
 	if (!root) {
 		char cwd[PATH_MAX];
 		if (getcwd(cwd, sizeof cwd))
@@ -335,6 +341,105 @@ int layout_template_check(const char *name, Err *e)
 	    "template '%s': not inside the ptx/ folder or the recipe's folder (a "
 	    "relative path with no '..')",
 	    name);
+}
+
+/* The last component of folder `root` ("ptx" for /repo/ptx/), and its
+ * length, trailing slashes left out. */
+static const char *base_of(const char *root, size_t *n)
+{
+	size_t l = strlen(root);
+	while (l > 1 && root[l - 1] == '/')
+		l--;
+	size_t b = l;
+	while (b > 0 && root[b - 1] != '/')
+		b--;
+	*n = l - b;
+	return root + b;
+}
+
+/*
+ * `name` with the repository root's spelling taken off: "ptx/enc4/x.ptx"
+ * is "enc4/x.ptx" when the ptx folder `root` is named "ptx" (its own name,
+ * for --ptx DIR) and holds no folder of that name itself, which would make
+ * both readings possible: that is refused.  Other names are returned as
+ * they are.  NULL with a message on the refusal.
+ */
+static const char *strip_root_name(const char *name, const char *root, Err *e)
+{
+	size_t bn;
+	const char *b = base_of(root, &bn);
+	if (!bn || strncmp(name, b, bn) || name[bn] != '/')
+		return name;
+	char *twice = xstrndup(name, bn);
+	char *inner = layout_join(root, twice);
+	bool both = is_dir(inner);
+	free(inner);
+	free(twice);
+	if (both) {
+		err_set(
+		    e,
+		    "template '%s': both %s (from the repository root) and %.*s/%s "
+		    "(under "
+		    "the ptx folder) could be meant: name it from inside the ptx folder",
+		    name, name, (int)bn, b, name);
+		return NULL;
+	}
+	return name + bn + 1;
+}
+
+int layout_template_typed(const char *typed, const char *ptx_root, char **name, Err *e)
+{
+	*name = NULL;
+	if (!strncmp(typed, "./", 2)) {
+		if (layout_template_check(typed, e) < 0)
+			return -1;
+		*name = xstrdup(typed);
+		return 0;
+	}
+	if (!ptx_root)
+		return err_set(
+		    e,
+		    "template '%s': no ptx/ folder above the recipe or the current "
+		    "folder (give --ptx DIR)",
+		    typed);
+	if (typed[0] == '/') {
+		/* a path inside the ptx folder, by its real location */
+		char *rr = realpath(ptx_root, NULL);
+		char *d = layout_dir_of(typed);
+		char *rd = realpath(d, NULL);
+		size_t rn = rr ? strlen(rr) : 0;
+		const char *leaf = strrchr(typed, '/') + 1;
+		int rc = -1;
+		if (rr && rd && !strncmp(rd, rr, rn) && (rd[rn] == '/' || !rd[rn]) &&
+		    *leaf) {
+			StrBuf sb = STRBUF_INIT;
+			if (rd[rn])
+				sb_addf(&sb, "%s/", rd + rn + 1);
+			sb_adds(&sb, leaf);
+			*name = sb.p;
+			rc = 0;
+		} else if (!rd && rr && !strncmp(typed, rr, rn) && typed[rn] == '/' &&
+		           layout_inside(typed + rn + 1)) {
+			/* in a folder under ptx/ that is not made yet */
+			*name = xstrdup(typed + rn + 1);
+			rc = 0;
+		} else
+			err_set(e,
+			        "template '%s': not inside the ptx folder '%s' (name it "
+			        "under the ptx "
+			        "folder, from the repository root, or as ./NAME beside "
+			        "the recipe)",
+			        typed, ptx_root);
+		free(rr);
+		free(d);
+		free(rd);
+		return rc;
+	}
+	const char *rel = strip_root_name(typed, ptx_root, e);
+	if (!rel || layout_template_check(rel, e) < 0)
+		return -1;
+	*name = xstrdup(rel);
+	return 0;
 }
 
 int layout_template(const char *name, const char *recipe_path, const char *ptx_root,
@@ -357,6 +462,12 @@ int layout_template(const char *name, const char *recipe_path, const char *ptx_r
 		return err_set(
 		    e, "template '%s': no ptx/ folder above '%s' or the current folder",
 		    name, recipe_path ? recipe_path : "(no recipe file)");
+	const char *rel = strip_root_name(name, root, e);
+	if (!rel) {
+		free(root);
+		return -1;
+	}
+	name = rel;
 	*path = layout_join(root, name);
 	StrBuf d = STRBUF_INIT;
 	sb_addf(&d, "ptx/%s", name);

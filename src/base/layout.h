@@ -103,8 +103,9 @@ char *layout_template_variant(const char *layer, unsigned phase, const char *var
  */
 size_t layout_recipes(const char *layer_dir, char ***out);
 
-/* The nearest ptx/ folder at or above `start` (a file or folder), else at
- * or above the current folder; malloc'd, or NULL when there is none. */
+/* The nearest ptx/ folder at or above `start` (a file or folder; a file
+ * that does not exist yet: its folder), else at or above the current
+ * folder; malloc'd, or NULL when there is none. */
 char *layout_ptx_root(const char *start);
 
 /* 0 when template `name` stays inside its folder (layout_inside), else -1
@@ -112,10 +113,27 @@ char *layout_ptx_root(const char *start);
 int layout_template_check(const char *name, Err *e);
 
 /*
+ * The name a recipe stores for template `typed`, a path the user typed
+ * (recipe new --template), into *name (malloc'd), for the ptx folder
+ * `ptx_root` (may be NULL when there is none):
+ *   - "./NAME": beside the recipe, as it is;
+ *   - a name under the ptx folder ("enc4/x30.ptx"), as it is;
+ *   - a name from the repository root, whose first component is the ptx
+ *     folder's own ("ptx/enc4/x30.ptx"): the part under it ("enc4/x30.ptx"),
+ *     refused when the ptx folder holds a folder of its own name too (both
+ *     readings would name a file);
+ *   - an absolute path inside ptx_root: the part under it.
+ * Never a name that doubles the folder.  -1 with the reason otherwise: a
+ * ".." or an absolute path outside the folder, no ptx folder.
+ */
+int layout_template_typed(const char *typed, const char *ptx_root, char **name, Err *e);
+
+/*
  * The file of template `name` named by the recipe at `recipe_path` (may be
  * NULL): "./" from the recipe's folder, else under `ptx_root` (--ptx; NULL:
- * layout_ptx_root from the recipe).  *path and *display (the name shown in
- * messages: "ptx/enc4/phase-08.ptx") are malloc'd.  -1 with a message when
+ * layout_ptx_root from the recipe), where a name from the repository root
+ * ("ptx/enc4/x.ptx") reads as layout_template_typed reads it.  *path and *display (the
+ * name shown in messages: "ptx/enc4/phase-08.ptx") are malloc'd.  -1 with a message when
  * the name does not stay inside its folder (layout_inside) or no ptx/
  * folder is found.
  */

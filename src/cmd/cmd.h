@@ -72,6 +72,34 @@ int cmd_parse_range(const char *s, uint32_t *a, uint32_t *b);
 #include "splice/recipe.h"
 void cmd_recipe_inputs(const Recipe *r, const char *ptx_root);
 #include "base/strbuf.h"
+/*
+ * Where a module that ptxas rejected goes instead of `out` ("-o OUT"):
+ * OUT with its ".ptx" taken off (if it has one) and ".rejected.ptx" put on,
+ * beside it ("x/enc4-8.ptx" -> "x/enc4-8.rejected.ptx"); malloc'd.  NULL
+ * for standard output ("-") and for what is not a regular file or a new
+ * path (a device such as /dev/null): nothing is written beside those.
+ */
+char *cmd_rejected_name(const char *out);
+
+/*
+ * Writes the module a verb made (a spliced or instrumented module, text[0..n))
+ * to `out` when ptxas accepted it or did not run (rejected false).  When
+ * ptxas rejected it, `out` gets nothing and keeps what it had, so that a
+ * script never picks up a module ptxas rejects; the module goes to
+ * cmd_rejected_name(out) instead, or to `out` itself with `keep`
+ * (--keep-rejected).  *written is the path written (malloc'd; NULL when
+ * nothing was).  Says "wrote: PATH (N bytes)" on stderr unless quiet.
+ * 0, or -1 with the message.
+ */
+int cmd_write_module(const char *out, const char *text, size_t n, bool rejected, bool keep,
+                     bool quiet, char **written, Err *e);
+
+/* The message for a module ptxas rejected, once cmd_write_module has put it
+ * where it goes ("ptxas rejects the spliced module: 'o.ptx' not written ..."),
+ * printed as "d4r-splice: VERB: ..."; returns EXIT_ERROR. */
+int cmd_fail_rejected(const char *verb, const char *what, const char *out, const char *written,
+                      bool keep);
+
 /* Parses a non-negative integer option value; -1 on bad syntax. */
 int cmd_parse_uint(const char *s, unsigned *out);
 /* --variant NAME: letters, digits and '_' (NULL passes); prints the

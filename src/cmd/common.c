@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include "ana/ana.h"
+#include "base/file.h"
 #include "base/layout.h"
 #include "ptx/parse.h"
 #include "splice/recipe.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cmd_fail(const char *fmt, ...)
 {
@@ -166,4 +168,56 @@ int cmd_check_variant(const char *variant)
 		return 0;
 	return cmd_fail("option '--variant': '%s' is not a variant name (letters, digits and '_')",
 	                variant);
+}
+
+char *cmd_rejected_name(const char *out)
+{
+	if (!out || !strcmp(out, "-"))
+		return NULL;
+	struct stat st;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		return NULL;
+	size_t n = strlen(out);
+	const char *base = strrchr(out, '/');
+	base = base ? base + 1 : out;
+	if (n - (size_t)(base - out) > 4 && !strcmp(out + n - 4, ".ptx"))
+		n -= 4;
+	StrBuf sb = STRBUF_INIT;
+	sb_addf(&sb, "%.*s.rejected.ptx", (int)n, out);
+	return sb.p;
+}
+
+int cmd_write_module(const char *out, const char *text, size_t n, bool rejected, bool keep,
+                     bool quiet, char **written, Err *e)
+{
+	*written = NULL;
+	char *path = !rejected || keep ? xstrdup(out) : cmd_rejected_name(out);
+	if (!path)
+		return 0;
+	if (out_check(path, e) < 0 || write_file_atomic(path, text, n, e) < 0) {
+		free(path);
+		return -1;
+	}
+	if (!quiet && strcmp(path, "-"))
+		fprintf(stderr, "wrote:     %s (%zu bytes)%s\n", path, n,
+		        rejected ? ", rejected by ptxas" : "");
+	*written = path;
+	return 0;
+}
+
+int cmd_fail_rejected(const char *verb, const char *what, const char *out, const char *written,
+                      bool keep)
+{
+	if (keep)
+		return cmd_fail("%s: ptxas rejects the %s module (written to '%s' all the same, as "
+		                "--keep-rejected asks)", verb, what, out);
+	if (!strcmp(out, "-"))
+		return cmd_fail("%s: ptxas rejects the %s module: nothing written to standard "
+		                "output (--keep-rejected writes it there)", verb, what);
+	if (!written)
+		return cmd_fail("%s: ptxas rejects the %s module: nothing written to '%s' "
+		                "(--keep-rejected writes it there)", verb, what, out);
+	return cmd_fail("%s: ptxas rejects the %s module: '%s' not written (it keeps what it "
+	                "had); the module is in '%s', for inspection (--keep-rejected writes "
+	                "it to '%s')", verb, what, out, written, out);
 }

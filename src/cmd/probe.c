@@ -76,7 +76,7 @@ int cmd_probe(int argc, char **argv)
 	const char *entry = NULL, *out = NULL, *at = "phase-end", *regs = "live-out";
 	const char *check = "none", *layout = NULL;
 	NumList phases = {0};
-	bool quiet = false, json = false;
+	bool quiet = false, json = false, keep_rejected = false;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
 	    OPT_STRING(0, "entry", &entry, "NAME",
@@ -94,6 +94,9 @@ int cmd_probe(int argc, char **argv)
 	                      "run ptxas -e ENTRY on the result"),
 	    OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 	                 "with --check=ptxas: the target (default .target)"),
+	    OPT_FLAG(0, "keep-rejected", &keep_rejected,
+	             "with --check=ptxas: write a module ptxas rejects to -o all the same "
+	             "(default: beside it, as NAME.rejected.ptx)"),
 	    OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
 	    OPT_FLAG(0, "json", &json, "the summary as one JSON object (not with -o -)"),
 	    OPT_END(),
@@ -116,6 +119,9 @@ int cmd_probe(int argc, char **argv)
 	if (!rc && opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		              opt_given(&op, "arch"));
+	if (!rc && keep_rejected && strcmp(check, "ptxas"))
+		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		              opt_given(&op, "keep-rejected"));
 	if (rc) {
 		numlist_release(&phases);
 		return rc;
@@ -128,7 +134,12 @@ int cmd_probe(int argc, char **argv)
 	ProbePlan plan = {0};
 	ProbeResult res = {0};
 	StrBuf log = STRBUF_INIT, sel = STRBUF_INIT;
+	char *written = NULL;
 	rc = EXIT_ERROR;
+	/* the outputs, checked before any work: never the module it reads */
+	file_input_add(argv[0], "module");
+	if (out_check(out, &e) < 0 || (layout && out_check(layout, &e) < 0))
+		goto fail;
 	if (cmd_load_module(argv[0], &lm) < 0)
 		goto done;
 	const Func *f = cmd_pick_func(lm.m, entry);
@@ -213,15 +224,11 @@ int cmd_probe(int argc, char **argv)
 		if (lrc < 0)
 			goto fail;
 	}
-	if (write_file_atomic(out, res.text.p, res.text.n, &e) < 0)
+	if (cmd_write_module(out, res.text.p, res.text.n, ptxas_rc != 0, keep_rejected, quiet,
+	                     &written, &e) < 0)
 		goto fail;
-	if (!quiet && strcmp(out, "-"))
-		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out, res.text.n);
-	if (ptxas_rc) {
-		rc = cmd_fail("probe: ptxas rejects the instrumented module (written for "
-		              "inspection)");
-	} else
-		rc = EXIT_OK;
+	rc = ptxas_rc ? cmd_fail_rejected("probe", "instrumented", out, written, keep_rejected)
+	              : EXIT_OK;
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "module", map_name(argv[0]));
@@ -244,6 +251,7 @@ int cmd_probe(int argc, char **argv)
 		cJSON_AddStringToObject(o, "symbol", res.symbol);
 		cJSON_AddStringToObject(o, "register_prefix", res.prefix);
 		cJSON_AddStringToObject(o, "output", out);
+		cmd_json_str_or_null(o, "rejected", ptxas_rc ? written : NULL);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
 		cmd_json_str_or_null(o, "layout", layout);
 		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
@@ -264,6 +272,7 @@ done:
 	numlist_release(&phases);
 	sb_release(&log);
 	sb_release(&sel);
+	free(written);
 	err_release(&e);
 	return rc;
 }

@@ -97,6 +97,89 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	return 0;
 }
 
+/* Reads recipe r's template on its own, so that what is wrong with it
+ * (its header, its body as PTX: template.h) is said even when the module
+ * cannot be found or the recipe is stale, which the splice reports first. */
+static int check_template(const Recipe *r, const char *ptx_root, Err *e)
+{
+	char *tpath = NULL, *display = NULL;
+	Template t;
+	int rc =
+	    layout_template(r->template_name, r->path, ptx_root, &tpath, &display, e);
+	if (rc == 0 && (rc = tpl_load(tpath, display, &t, e)) == 0)
+		tpl_release(&t);
+	free(tpath);
+	free(display);
+	return rc;
+}
+
+/* What the checker is given besides the recipe: the parsed module and its
+ * entry, the folders, ptxas (and its -arch), and the template's text when
+ * the template is about to be written (NULL: the file the recipe names). */
+typedef struct {
+	const Module *m;
+	const char *entry, *module_name, *ptx_root, *arch;
+	bool ptxas;
+	bool force; /* a cut with a read/write dependency passes (splice --force) */
+	const char *tpl_text;
+	size_t tpl_len;
+} CheckArgs;
+
+/*
+ * The check of `recipe check` on recipe r, once its module is parsed: the
+ * recipe spliced in memory into a->m (which reads its template), then
+ * ptxas on the result when asked.  `recipe new` calls it on what it is
+ * about to write, so that no verb writes a recipe `recipe check` rejects.
+ * 0, or -1 with the message; *res is filled (release it either way).
+ */
+static int check_recipe(const Recipe *r, const CheckArgs *a, SpliceResult *res,
+                        StrBuf *log, Err *e)
+{
+	SpliceRequest req = {a->m, a->entry, r, a->ptx_root, a->force};
+	req.template_text = a->tpl_text;
+	req.template_len = a->tpl_len;
+	if (splice_run(&req, res, e) < 0)
+		return -1;
+	if (!a->ptxas)
+		return 0;
+	char arch[64];
+	if (a->arch)
+		snprintf(arch, sizeof arch, "%s", a->arch);
+	else if (splice_module_arch(a->m, arch, sizeof arch) < 0)
+		return err_set(e, "%s: no .target: give --arch", a->module_name);
+	int pr = splice_ptxas(res->text.p, res->text.n, arch, a->entry, res,
+	                      a->module_name, log, e);
+	if (pr < 0)
+		return -1;
+	if (pr)
+		return err_set(e, "%s: ptxas -arch=%s rejects the spliced module:\n%s",
+		               r->path, arch, log->p ? log->p : "");
+	return 0;
+}
+
+/* What `recipe new` is about to write, checked as `recipe check` checks
+ * it (check_recipe): the recipe text rj read back as a recipe at out_path,
+ * spliced into the module it was written from, with the template text tt
+ * when that is written too (NULL: the file that exists). */
+static int check_new(const char *out_path, const StrBuf *rj, const Located *loc,
+                     const Module *m, const char *ptx_root, const StrBuf *tt, bool force,
+                     bool *invalid_cut, Err *e)
+{
+	Recipe r;
+	if (rcp_parse(out_path, rj->p, rj->n, &r, e) < 0)
+		return -1;
+	CheckArgs ca = {m,     loc->entry,        map_name(loc->module_path), ptx_root, NULL,
+	                false, force, tt ? tt->p : NULL, tt ? tt->n : 0};
+	SpliceResult res = {0};
+	StrBuf log = STRBUF_INIT;
+	int rc = check_recipe(&r, &ca, &res, &log, e);
+	*invalid_cut = res.invalid_cut || res.forced;
+	splice_result_release(&res);
+	sb_release(&log);
+	rcp_release(&r);
+	return rc;
+}
+
 static int recipe_new(int argc, char **argv)
 {
 	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
@@ -117,7 +200,9 @@ static int recipe_new(int argc, char **argv)
 		OPT_CHOICE(0, "native", &native, "mma|f16",
 		           "write the native phase from its facts, in this form"),
 		COMMON_OPTS(&c),
-		OPT_FLAG(0, "force", &force, "overwrite an existing recipe"),
+		OPT_FLAG(0, "force", &force,
+		         "overwrite an existing recipe; write one for a cut with a read/write "
+		         "dependency"),
 		OPT_FLAG(0, "json", &json, "one JSON object (not with -o -)"),
 		OPT_END(),
 	};
@@ -165,13 +250,6 @@ static int recipe_new(int argc, char **argv)
 		return opt_fail(&op, "option '%s' writes a template beside the recipe: it cannot "
 		                     "be used with '-o -'", opt_given(&op, "native"));
 	const char *variant = native && !strcmp(native, "f16") ? "f16" : NULL;
-	/* the name goes into the recipe, which must be able to read it back */
-	Err te = ERR_INIT;
-	if (tname_opt && !builtin && layout_template_check(tname_opt, &te) < 0) {
-		int trc = opt_fail(&op, "%s", err_msg(&te));
-		err_release(&te);
-		return trc;
-	}
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -181,6 +259,7 @@ static int recipe_new(int argc, char **argv)
 	Module *m = NULL;
 	StrBuf rj = STRBUF_INIT, tt = STRBUF_INIT, sum = STRBUF_INIT;
 	char *layer_dir = NULL, *out_path = NULL, *root = NULL, *tpath = NULL, *tname = NULL;
+	char *tdisplay = NULL;
 
 	if (splice_locate(layer, c.corpus, c.module, c.entry, NULL, mf_layout_layer, &loc, &e) < 0)
 		goto fail;
@@ -200,13 +279,24 @@ static int recipe_new(int argc, char **argv)
 		out_path = native ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
 		                  : layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
 	}
+	/* a folder, or a file in a folder that does not exist, is said as such */
+	if (out_check(out_path, &e) < 0)
+		goto fail;
 	if (strcmp(out_path, "-") && exists(out_path) && !force) {
 		err_set(&e, "'%s' exists (--force overwrites it)", out_path);
 		goto fail;
 	}
-	if (tname_opt)
+	/* the template's name as the recipe stores it, and its file, both by
+	 * the rule layout.h owns (a name the recipe cannot read back is refused) */
+	if (!builtin && (c.ptx || !tname_opt || strncmp(tname_opt, "./", 2)))
+		root = c.ptx ? xstrdup(c.ptx)
+		             : layout_ptx_root(strcmp(out_path, "-") ? out_path : NULL);
+	if (builtin)
 		tname = xstrdup(tname_opt);
-	else if (native && !layer) {
+	else if (tname_opt) {
+		if (layout_template_typed(tname_opt, root, &tname, &e) < 0)
+			goto fail;
+	} else if (native && !layer) {
 		/* the template beside the recipe, named after it */
 		const char *b = strrchr(out_path, '/');
 		b = b ? b + 1 : out_path;
@@ -219,31 +309,8 @@ static int recipe_new(int argc, char **argv)
 	} else /* layer is set: checked above */
 		tname = native ? layout_template_variant(layer, (unsigned)phase, variant)
 		               : layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
-	/* the template skeleton, beside the other templates, never overwritten;
-	 * a native template named "./NAME" goes beside its recipe */
-	bool beside = native && (!strncmp(tname, "./", 2) || !strncmp(tname, "../", 3) ||
-	                         tname[0] == '/');
-	if (beside) {
-		char *d = layout_dir_of(out_path);
-		tpath = tname[0] == '/'            ? xstrdup(tname)
-		        : !strncmp(tname, "./", 2) ? layout_join(d, tname + 2)
-		                                   : layout_join(d, tname);
-		free(d);
-	} else if (!builtin) {
-		if (c.ptx)
-			root = xstrdup(c.ptx);
-		else {
-			char *d = strcmp(out_path, "-") ? layout_dir_of(out_path) : xstrdup(".");
-			root = layout_ptx_root(d);
-			free(d);
-		}
-		if (!root) {
-			err_set(&e, "no ptx/ folder above '%s' or the current folder (give --ptx DIR)",
-			        out_path);
-			goto fail;
-		}
-		tpath = layout_join(root, tname);
-	}
+	if (!builtin && layout_template(tname, out_path, root, &tpath, &tdisplay, &e) < 0)
+		goto fail;
 	/* the outputs, checked before any work: never one of the inputs (a
 	 * native template may replace its older self, so it is checked too) */
 	file_input_add(loc.module_path, "module");
@@ -255,7 +322,7 @@ static int recipe_new(int argc, char **argv)
 		err_release(&ig);
 	}
 	if (out_check(out_path, &e) < 0 ||
-	    (tpath && (native || !exists(tpath)) && out_check(tpath, &e) < 0))
+	    (tpath && (native || !exists(tpath)) && out_check_mkdir(tpath, &e) < 0))
 		goto fail;
 	if (map_open(&mf, loc.module_path, &e) < 0)
 		goto fail;
@@ -275,15 +342,39 @@ static int recipe_new(int argc, char **argv)
 			goto fail;
 	}
 	const char *action = "built_in"; /* what became of the template */
+	fprintf(stderr, "%s", sum.p);
+	bool keep = !builtin && !native && exists(tpath);
+	bool invalid_cut = false;
+	if (check_new(out_path, &rj, &loc, m, root, keep || builtin ? NULL : &tt, force, &invalid_cut,
+	              &e) < 0) {
+		char *why = xstrdup(err_msg(&e));
+		if (invalid_cut)
+			err_set(&e, "the cut cannot be spliced as it is: nothing written\n  %s\n  "
+			            "(recipe new --force writes the recipe anyway; splice takes it "
+			            "only with --force, and recipe check rejects it)", why);
+		else if (keep)
+			err_set(&e, "%s exists and is kept, and the recipe written for this cut does "
+			            "not fit it: nothing written\n  %s\n  (give a new --template NAME "
+			            "for a skeleton of its own, or --native mma|f16 to write the phase's "
+			            "native template again)", tpath, why);
+		else
+			err_set(&e, "the recipe written for this cut does not pass recipe check: "
+			            "nothing written\n  %s", why);
+		free(why);
+		goto fail;
+	}
+	if (invalid_cut)
+		fprintf(stderr, "note:      READ/WRITE DEPENDENCIES: cut invalid: written with "
+		                "--force; splice takes it only with --force, recipe check rejects "
+		                "it\n");
 	if (builtin) {
-		fprintf(stderr, "%stemplate:  %s (built in)\n", sum.p, tname);
+		fprintf(stderr, "template:  %s (built in)\n", tname);
 		goto write_recipe;
 	}
-	fprintf(stderr, "%s", sum.p);
 	if (native) {
 		if (write_native_template(tpath, &tt, force, &action, &e) < 0)
 			goto fail;
-	} else if (exists(tpath)) {
+	} else if (keep) {
 		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
 		action = "kept";
 	} else {
@@ -332,27 +423,11 @@ done:
 	free(out_path);
 	free(root);
 	free(tpath);
+	free(tdisplay);
 	free(tname);
 	err_release(&e);
 	return rc;
 }
-
-/* Reads recipe r's template on its own, so that what is wrong with it
- * (its header, its body as PTX: template.h) is said even when the module
- * cannot be found or the recipe is stale, which the splice reports first. */
-static int check_template(const Recipe *r, const char *ptx_root, Err *e)
-{
-	char *tpath = NULL, *display = NULL;
-	Template t;
-	int rc =
-	    layout_template(r->template_name, r->path, ptx_root, &tpath, &display, e);
-	if (rc == 0 && (rc = tpl_load(tpath, display, &t, e)) == 0)
-		tpl_release(&t);
-	free(tpath);
-	free(display);
-	return rc;
-}
-
 
 /* One recipe: its line into `out`, its reasons into `err`. */
 static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, StrBuf *err,
@@ -370,6 +445,7 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
 	have_r = true;
+	/* the template first: its faults are said even without a module */
 	if (r.tkind == TPL_FILE && check_template(&r, c->ptx, &e) < 0)
 		goto fail;
 	if (splice_locate(NULL, c->corpus, c->module, c->entry, &r, mf_layout_layer, &loc, &e) < 0)
@@ -384,29 +460,11 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	m = ptx_parse(map_name(loc.module_path), mf.p, mf.n, &e);
 	if (!m)
 		goto fail;
-	SpliceRequest req = {m, loc.entry, &r, c->ptx, false};
-	if (splice_run(&req, &res, &e) < 0)
+	CheckArgs ca = {m,          loc.entry, map_name(loc.module_path), c->ptx, c->arch,
+	                ptxas != 0, false};
+	if (check_recipe(&r, &ca, &res, &log, &e) < 0)
 		goto fail;
-	const char *verdict = "";
-	if (ptxas) {
-		char arch[64];
-		if (c->arch)
-			snprintf(arch, sizeof arch, "%s", c->arch);
-		else if (splice_module_arch(m, arch, sizeof arch) < 0) {
-			err_set(&e, "%s: no .target: give --arch", loc.module_path);
-			goto fail;
-		}
-		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
-		                      &log, &e);
-		if (pr < 0)
-			goto fail;
-		if (pr) {
-			err_set(&e, "%s: ptxas -arch=%s rejects the spliced module:\n%s", path, arch,
-			        log.p ? log.p : "");
-			goto fail;
-		}
-		verdict = ", ptxas ok";
-	}
+	const char *verdict = ptxas ? ", ptxas ok" : "";
 	if (row) {
 		cJSON_AddStringToObject(row, "result", "ok");
 		cJSON_AddItemToObject(row, "stmt_range", cmd_json_range(res.first, res.last));

@@ -11,6 +11,7 @@
 #include "base/file.h"
 #include "cmd.h"
 #include "ptx/emit.h"
+#include "ptx/opcheck.h"
 #include "ptx/parse.h"
 
 #include <stdio.h>
@@ -43,6 +44,20 @@ static int compare_sink(void *ctx, const char *p, size_t n)
 
 static const char *const usage[] = {"roundtrip [options] FILE...", NULL};
 
+/* --opcodes: the first statement whose opcode is not the PTX ISA's (the
+ * check templates get, ptx/opcheck.h), at its line and column. */
+static int check_opcodes(const Module *m, const char *name, const char *src, size_t n, Err *e)
+{
+	for (size_t i = 0; i < m->stmts.n; i++) {
+		const Stmt *s = &m->stmts.v[i];
+		Str op = stmt_opcode(m, s);
+		OpProblem pr;
+		if (ptx_opcode_check(op.p, op.n, &pr))
+			return err_at(e, name, src, n, s->off + s->opdelta + pr.off, "%s", pr.msg);
+	}
+	return 0;
+}
+
 /* A file that could not be read or parsed, as a row of --json. */
 static void file_error(cJSON *row, const char *msg)
 {
@@ -60,13 +75,15 @@ static void file_error(cJSON *row, const char *msg)
 
 int cmd_roundtrip(int argc, char **argv)
 {
-	bool stats = false, no_verify = false, json = false;
+	bool stats = false, no_verify = false, json = false, opcodes = false;
 	int rc = EXIT_OK;
 	const Opt opts[] = {
 		OPT_FLAG(0, "stats", &stats,
 		         "a line per file: sizes, counts, parse time, result"),
 		OPT_FLAG(0, "no-verify", &no_verify,
 		         "compare the bytes only; skip the model's self-check"),
+		OPT_FLAG(0, "opcodes", &opcodes,
+		         "also check every opcode against the PTX ISA (as templates are)"),
 		OPT_FLAG(0, "json", &json, "one JSON object, a row per file"),
 		OPT_END(),
 	};
@@ -135,6 +152,11 @@ int cmd_roundtrip(int argc, char **argv)
 			why = err_msg(&e);
 			if (rc == EXIT_OK)
 				rc = EXIT_DIFFERS;
+		} else if (opcodes && check_opcodes(m, map_name(argv[i]), mf.p, mf.n, &e) < 0) {
+			fprintf(stderr, "%s\n", err_msg(&e));
+			result = "error";
+			why = err_msg(&e);
+			rc = EXIT_ERROR;
 		}
 		n_same += result[0] == 'i';
 		n_differ += result[0] == 'D';

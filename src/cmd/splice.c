@@ -586,7 +586,8 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 static int splice_phases(const char *layer, const char *phases, const char *variant,
                          const char *corpus, const char *module_opt, const char *entry_opt,
                          const char *out_opt, const char *check, const char *arch_opt,
-                         const char *ptx_root, bool force, bool quiet, bool json)
+                         const char *ptx_root, bool force, bool keep_rejected, bool quiet,
+                         bool json)
 {
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
@@ -598,6 +599,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	LoadedModule lm = {0};
 	SpliceManyResult res = {0};
 	StrBuf log = STRBUF_INIT, name = STRBUF_INIT;
+	char *written = NULL;
 	char *dir = layout_layer_dir(layer, &e);
 	if (!dir || splice_select(dir, phases, variant, &rs, &nr, &e) < 0 ||
 	    splice_locate(layer, corpus, module_opt, entry_opt, &rs[0], mf_layout_layer, &loc, &e) < 0)
@@ -606,6 +608,17 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		err_set(&e, "%s: no entry: give --entry, or \"entry\" in the recipe", rs[0].path);
 		goto fail;
 	}
+	/* the output, checked before any work: never one of the inputs */
+	if (out_opt)
+		sb_adds(&name, out_opt);
+	else
+		sb_addf(&name, "%s-phases-%s%s%s.spliced.ptx", loc.layer ? loc.layer : layer, phases,
+		        variant ? "-" : "", variant ? variant : "");
+	for (size_t i = 0; i < nr; i++)
+		cmd_recipe_inputs(&rs[i], ptx_root);
+	file_input_add(loc.module_path, "module");
+	if (out_check(name.p, &e) < 0)
+		goto fail;
 	if (cmd_load_module(loc.module_path, &lm) < 0)
 		goto done;
 	rp = xcalloc(nr, sizeof(Recipe *));
@@ -614,11 +627,6 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	SpliceManyRequest req = {lm.m, loc.entry, rp, nr, ptx_root, force};
 	if (splice_many(&req, &res, &e) < 0)
 		goto fail;
-	if (out_opt)
-		sb_adds(&name, out_opt);
-	else
-		sb_addf(&name, "%s-phases-%s%s%s.spliced.ptx", loc.layer ? loc.layer : layer, phases,
-		        variant ? "-" : "", variant ? variant : "");
 	if (!quiet)
 		fprintf(stderr, "%s", res.summary.p);
 	int ptxas_rc = 0;
@@ -638,13 +646,11 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
-	if (write_file_atomic(name.p, res.text.p, res.text.n, &e) < 0)
+	if (cmd_write_module(name.p, res.text.p, res.text.n, ptxas_rc != 0, keep_rejected, quiet,
+	                     &written, &e) < 0)
 		goto fail;
-	if (!quiet && strcmp(name.p, "-"))
-		fprintf(stderr, "wrote:     %s (%zu bytes)\n", name.p, res.text.n);
-	if (ptxas_rc)
-		cmd_fail("splice: ptxas rejects the spliced module (written for inspection)");
-	rc = ptxas_rc ? EXIT_ERROR : EXIT_OK;
+	rc = ptxas_rc ? cmd_fail_rejected("splice", "spliced", name.p, written, keep_rejected)
+	              : EXIT_OK;
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "layer", loc.layer ? loc.layer : layer);
@@ -664,6 +670,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		}
 		cJSON_AddNumberToObject(o, "mma", res.mma);
 		cJSON_AddStringToObject(o, "output", name.p);
+		cmd_json_str_or_null(o, "rejected", ptxas_rc ? written : NULL);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
 		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
 		cmd_json_print(o, rc);
@@ -683,6 +690,7 @@ done:
 	located_release(&loc);
 	sb_release(&log);
 	sb_release(&name);
+	free(written);
 	err_release(&e);
 	return rc;
 }
@@ -690,8 +698,8 @@ done:
 /* splice --json: what the one splice did, and ptxas's answer ("ptxas":
  * null when it did not run). */
 static int splice_json(const char *recipe, const Located *loc, const SpliceResult *res,
-                       const char *out, const char *arch, int ptxas_rc, const StrBuf *log,
-                       int rc)
+                       const char *out, const char *rejected, const char *arch, int ptxas_rc,
+                       const StrBuf *log, int rc)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "recipe", recipe);
@@ -707,6 +715,7 @@ static int splice_json(const char *recipe, const Located *loc, const SpliceResul
 	cmd_json_str_or_null(o, "template", res->template_name);
 	cJSON_AddBoolToObject(o, "forced", res->forced);
 	cJSON_AddStringToObject(o, "output", out);
+	cmd_json_str_or_null(o, "rejected", rejected);
 	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
 	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log);
 	return cmd_json_print(o, rc);
@@ -720,6 +729,7 @@ int cmd_splice(int argc, char **argv)
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
 	bool force = false, quiet = false, every = false, together = false, json = false;
+	bool keep_rejected = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 		OPT_STRING(0, "phases", &phases, "LIST",
@@ -739,6 +749,9 @@ int cmd_splice(int argc, char **argv)
 		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 		             "with --check=ptxas: the target (default .target)"),
 		OPT_FLAG(0, "force", &force, "splice a cut the splicer would refuse"),
+		OPT_FLAG(0, "keep-rejected", &keep_rejected,
+		         "with --check=ptxas: write a module ptxas rejects to -o all the same "
+		         "(default: beside it, as NAME.rejected.ptx)"),
 		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
 		OPT_STRING(0, "ptx", &ptx_root, "DIR",
 		           "the templates' folder (default: ptx/)"),
@@ -764,6 +777,9 @@ int cmd_splice(int argc, char **argv)
 	if (arch_opt && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (keep_rejected && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "keep-rejected"));
 	if (json && out_opt && !strcmp(out_opt, "-"))
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
@@ -775,7 +791,8 @@ int cmd_splice(int argc, char **argv)
 			                            "--every-phase takes --module FILE, "
 			                            "not a layer", layer);
 		if (opt_conflicts(&op, "every-phase", "recipe", "output", "phase", "phases",
-		                  "variant", "force", "quiet", "corpus", "ptx", NULL) ||
+		                  "variant", "force", "keep-rejected", "quiet", "corpus", "ptx",
+		                  NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
 		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt, json)
@@ -791,7 +808,7 @@ int cmd_splice(int argc, char **argv)
 		if (!layer)
 			return opt_usage_error(&op, "option '--phases' needs LAYER");
 		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
-		                     check, arch_opt, ptx_root, force, quiet, json);
+		                     check, arch_opt, ptx_root, force, keep_rejected, quiet, json);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
@@ -806,7 +823,7 @@ int cmd_splice(int argc, char **argv)
 	Module *m = NULL;
 	SpliceResult res = {0};
 	StrBuf log = STRBUF_INIT;
-	char *recipe_path = NULL, *out_path = NULL;
+	char *recipe_path = NULL, *out_path = NULL, *written = NULL;
 
 	if (recipe_opt)
 		recipe_path = xstrdup(recipe_opt);
@@ -896,18 +913,14 @@ int cmd_splice(int argc, char **argv)
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
-	if (write_file_atomic(out_path, res.text.p, res.text.n, &e) < 0)
+	if (cmd_write_module(out_path, res.text.p, res.text.n, ptxas_rc != 0, keep_rejected, quiet,
+	                     &written, &e) < 0)
 		goto fail;
-	if (!quiet && strcmp(out_path, "-"))
-		fprintf(stderr, "wrote:     %s (%zu bytes)\n", out_path, res.text.n);
-	if (ptxas_rc) {
-		rc = cmd_fail("splice: ptxas rejects the spliced module (written for "
-		              "inspection)");
-	} else
-		rc = EXIT_OK;
+	rc = ptxas_rc ? cmd_fail_rejected("splice", "spliced", out_path, written, keep_rejected)
+	              : EXIT_OK;
 	if (json)
-		splice_json(recipe_path, &loc, &res, out_path, arch[0] ? arch : NULL, ptxas_rc, &log,
-		            rc);
+		splice_json(recipe_path, &loc, &res, out_path, ptxas_rc ? written : NULL,
+		            arch[0] ? arch : NULL, ptxas_rc, &log, rc);
 	goto done;
 fail:
 	cmd_fail("%s", err_msg(&e));
@@ -924,6 +937,7 @@ done:
 		rcp_release(&r);
 	free(recipe_path);
 	free(out_path);
+	free(written);
 	err_release(&e);
 	return rc;
 }

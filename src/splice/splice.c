@@ -718,7 +718,8 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 		if (layout_template(r->template_name, r->path, req->ptx_root, &tpath, &display, e) < 0)
 			goto out;
 		res->template_name = display;
-		if (tpl_load(tpath, display, &t, e) < 0)
+		if (req->template_text ? tpl_parse(display, req->template_text, req->template_len, &t, e)
+		                       : tpl_load(tpath, display, &t, e))
 			goto out;
 		have_t = true;
 		if (splice_check_bindings(df, &t, r, &cut, entry, e) < 0)
@@ -735,6 +736,7 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 			err_set(e, "%s: READ/WRITE DEPENDENCIES: cut invalid: s%u..s%u (lines %u..%u)%s\n"
 			        "  (--force splices anyway, with a comment in the output)",
 			        r->path, first, last, res->first_line, res->last_line, why.p);
+			res->invalid_cut = true;
 			goto out;
 		}
 		res->forced = true;

@@ -44,6 +44,11 @@ typedef struct {
 	unsigned prefix_from;   /* the fresh prefix is the first free %splN_ with
 	                           N >= prefix_from (splice_many gives each cut its
 	                           own) */
+	/* The text of the recipe's template file when it is not on disk yet
+	 * (`recipe new` checks what it is about to write); NULL: read the file
+	 * the recipe names.  The name and path are resolved as for a file. */
+	const char *template_text;
+	size_t template_len;
 } SpliceRequest;
 
 /* What one output line of the spliced region came from. */
@@ -73,6 +78,10 @@ typedef struct {
 	                                template cannot apply to this cut (perturb
 	                                and a wgmma not completed in it): the cut
 	                                is fine, the message says why */
+	bool invalid_cut;            /* splice_run failed because of a read/write
+	                                dependency, or effects the template does not
+	                                reproduce (and only that: req->force
+	                                splices it) */
 	StrBuf summary;              /* a few lines for stderr */
 } SpliceResult;
 

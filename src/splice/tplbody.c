@@ -41,6 +41,7 @@
 
 #include "ana/ana.h"
 #include "ptx/lex.h"
+#include "ptx/opcheck.h"
 #include "ptx/parse.h"
 
 #include <stdarg.h>
@@ -180,6 +181,22 @@ static uint32_t tpl_line(const Check *c, const Stmt *s)
 	unsigned line, col;
 	err_line_col(c->t->text, c->t->len, tpl_off(c, s->off), &line, &col);
 	return line;
+}
+
+/* Every statement's opcode is an instruction of the PTX ISA, its modifiers
+ * words of the ISA's (ptx/opcheck.h): a misspelling is the template's error
+ * at its line and column, with the nearest spelling, not ptxas's later. */
+static int check_opcodes(const Check *c, const Func *f)
+{
+	for (uint32_t i = 0; i < f->nstmt; i++) {
+		const Stmt *s = func_stmt(c->m, f, i);
+		Str op = stmt_opcode(c->m, s);
+		OpProblem pr;
+		if (ptx_opcode_check(op.p, op.n, &pr))
+			return tpl_error(c->e, c->t, tpl_off(c, s->off + s->opdelta + pr.off), "%s",
+			                 pr.msg);
+	}
+	return 0;
 }
 
 /* What each statement does to memory, against the reads, writes and
@@ -338,7 +355,7 @@ int tpl_check_body(Template *t, Err *e)
 	c.df = df_build(c.m, f, e);
 	if (!c.df)
 		goto out;
-	if (check_effects(&c, f) < 0 || check_formals(&c, f) < 0)
+	if (check_opcodes(&c, f) < 0 || check_effects(&c, f) < 0 || check_formals(&c, f) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -7,7 +7,7 @@
 # an element is a use of its variable (live-in figures derived by hand).
 . "$D4R_TOP/tests/cli/lib.sh"
 f=$TOP/tests/golden/roundtrip/isa-forms.ptx
-expect_rc 0 "$D4R" roundtrip --stats "$f"
+expect_rc 0 "$D4R" roundtrip --stats --opcodes "$f"
 expect_grep ' identical$' "$T/out"
 # s20-s24: add %r7, pko.x, pko.y; ... %v2.x; %r5; %r6; setp ... %r4, %r3
 expect_rc 0 "$D4R" show "$f" --entry forms --stmts 20:24 --live

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A template's header is a contract its body is held to, and `recipe check`
-# (no --ptxas) reads the body with the project's parser: each mistake is an
-# error at the template's line and column (exit 2).  The memory verdict
+# (no --ptxas) reads the body with the project's parser: each mistake, a
+# misspelt opcode included, is an error at the template's line and column
+# (exit 2).  The memory verdict
 # follows what the body does: a header that claims a store the body does
 # not make does not cover the cut's store.
 . "$D4R_TOP/tests/cli/lib.sh"
@@ -55,6 +56,13 @@ for r in r2 r3; do
 	expect_grep "^d4r-splice: recipe check: ptx/small/t.ptx:8:19: unexpected character" "$T/err"
 	expect_no_grep "stale|none.ptx" "$T/err"
 done
+# an opcode that is not the PTX ISA's is caught before ptxas, at the
+# misspelt component, with the nearest spelling (col 6: 'snyc' after the tab)
+tpl "$adds" $'\tmma.snyc.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%{y[0]}, %{y[1]}}, {%{x[0]}, %{x[1]}, %{x[2]}, %{x[3]}}, {%{x[0]}, %{x[1]}}, {%{x[2]}, %{x[3]}};'
+check "8:6: unknown modifier '\.snyc' of 'mma' \(did you mean 'mma\.sync'\?\)"
+expect_grep $'^    \t    \^$' "$T/err"
+tpl "$adds" $'\tmvo.b32 %{y[0]}, 0;'
+check "8:2: unknown instruction 'mvo' \(did you mean 'mov\.b32'\?\)"
 # memory under 'writes none' and 'reads none'
 tpl "$adds" $'\tst.shared.u32 [%{x[0]}], %{y[0]};'
 check "8:2: 'st.shared.u32' writes shared memory, and the header's '//! writes' does not list shared"

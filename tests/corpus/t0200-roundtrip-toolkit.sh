@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # roundtrip: every PTX module of the CUDA toolkit's libraries parses,
 # re-emits byte for byte and passes ptx_verify (roundtrip's default), so the
-# parser is lossless on the whole real corpus, not just on what we wrote.
+# parser is lossless on the whole real corpus, not just on what we wrote;
+# and every opcode in it passes the check templates get (--opcodes: its base
+# an instruction of ops.def, every modifier word one of the ISA's), so that
+# check flags no real PTX.
 # The modules come from scripts/toolkit-corpus (extracted once, then reused);
 # they are checked many files per invocation, one invocation per CPU.
 . "$D4R_TOP/tests/cli/lib.sh"
@@ -15,7 +18,7 @@ n=$(tr -cd '\0' <"$T/files" | wc -c)
 bytes=$(find "$dir" -maxdepth 1 -name '*.ptx' -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
 jobs=$(nproc 2>/dev/null || echo 2)
 t0=$(date +%s.%N)
-xargs -0 -P "$jobs" -n 100 "$D4R" roundtrip <"$T/files" >"$T/out" 2>"$T/err"
+xargs -0 -P "$jobs" -n 100 "$D4R" roundtrip --opcodes <"$T/files" >"$T/out" 2>"$T/err"
 rc=$?
 t1=$(date +%s.%N)
 if [ $rc -ne 0 ]; then

@@ -244,6 +244,34 @@ static void child_ends(int how)
 	assert_int_equal(access(got, F_OK), -1);
 }
 
+/* A new output in a folder that does not exist, or under a file, is refused
+ * by out_check before any work, saying which folder; out_check_mkdir (the
+ * verb makes the folder) takes the missing folder but not the file. */
+static void test_file__outputs_need_their_folder(void **state)
+{
+	(void)state;
+	Err e = ERR_INIT;
+	char want[512];
+	assert_int_equal(out_check(at("new.ptx"), &e), 0);
+	assert_int_equal(out_check("new-here.ptx", &e), 0);
+	assert_int_equal(out_check(at("nodir/x.ptx"), &e), -1);
+	snprintf(want, sizeof want, "cannot write '%s': there is no folder '%s' (create it first)",
+	         at("nodir/x.ptx"), at("nodir"));
+	assert_string_equal(err_msg(&e), want);
+	assert_int_equal(out_check(at("no/dir/x.ptx"), &e), -1);
+	assert_non_null(strstr(err_msg(&e), "there is no folder"));
+	assert_int_equal(out_check_mkdir(at("no/dir/x.ptx"), &e), 0);
+	put(at("afile"), "x");
+	assert_int_equal(out_check(at("afile/x.ptx"), &e), -1);
+	snprintf(want, sizeof want, "cannot write '%s': '%s' is not a folder", at("afile/x.ptx"),
+	         at("afile"));
+	assert_string_equal(err_msg(&e), want);
+	assert_int_equal(out_check_mkdir(at("afile/sub/x.ptx"), &e), -1);
+	assert_non_null(strstr(err_msg(&e), "is not a folder"));
+	assert_int_equal(out_check("/x.ptx-d4r-never-written", &e), 0);
+	err_release(&e);
+}
+
 static void test_file__temporary_files_on_every_exit_path(void **state)
 {
 	(void)state;
@@ -285,6 +313,7 @@ int main(void)
 	    cmocka_unit_test(test_file__regular_files_and_links),
 	    cmocka_unit_test(test_file__fifo_and_devices_written_through),
 	    cmocka_unit_test(test_file__inputs_are_refused),
+	    cmocka_unit_test(test_file__outputs_need_their_folder),
 	    cmocka_unit_test(test_file__temporary_files_on_every_exit_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

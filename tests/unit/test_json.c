@@ -250,7 +250,30 @@ static void test_json__invalid_json_located(void **state)
 	(void)state;
 	parse_fails("{\n  \"layer\": \"x\",\n  \"module\" \"m\"\n}\n",
 	            "r.json:3:12: invalid JSON");
-	parse_fails("", "r.json:1:1: invalid JSON");
+	parse_fails("", "r.json:1:1: no JSON document (the file is empty)");
+	parse_fails(" \n", "r.json:1:1: no JSON document (the file is only white space)");
+	/* a real fault before the end is not an early end */
+	parse_fails("{\"a\": x, \"b\": [1", "r.json:1:7: invalid JSON");
+	parse_fails("{\"a\": [1}", "r.json:1:9: invalid JSON");
+}
+
+/* A document cut short says so, and where the value still open began:
+ * the innermost one (object, array or string) and the object around it. */
+static void test_json__ended_early(void **state)
+{
+	(void)state;
+	parse_fails("{\n  \"cut\": {\"phase\": 1},\n  \"bind\": {\"a\": 1,\n",
+	            "r.json:4:1: the document ends early: the object opened at r.json:3:11 "
+	            "('{') is not closed");
+	parse_fails("{\"a\": [1, 2",
+	            "r.json:1:12: the document ends early: the array opened at r.json:1:7 "
+	            "('[') is not closed, in the object opened at r.json:1:1 ('{')");
+	parse_fails("{\"a\": {\"b\": \"x\\\"y",
+	            "r.json:1:18: the document ends early: the string opened at r.json:1:13 "
+	            "('\"') is not closed, in the object opened at r.json:1:7 ('{')");
+	parse_fails("[{}, {\"k\": [], ",
+	            "r.json:1:16: the document ends early: the object opened at r.json:1:6 "
+	            "('{') is not closed");
 }
 
 static void test_json__integer_range(void **state)
@@ -334,6 +357,7 @@ int main(void)
 	    cmocka_unit_test(test_json__trailing_text),
 	    cmocka_unit_test(test_json__nul_refused),
 	    cmocka_unit_test(test_json__invalid_json_located),
+	    cmocka_unit_test(test_json__ended_early),
 	    cmocka_unit_test(test_json__integer_range),
 	    cmocka_unit_test(test_json__writer_escapes),
 	};

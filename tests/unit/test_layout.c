@@ -256,6 +256,68 @@ static void test_layout__templates(void **state)
 	err_release(&e);
 }
 
+/* A template path as typed (recipe new --template): from the repository
+ * root, under ptx/, absolute inside ptx/, or beside the recipe; the ptx
+ * folder is never named twice, and where both readings name a folder the
+ * name is refused. */
+static void test_layout__templates_typed(void **state)
+{
+	(void)state;
+	Err e = ERR_INIT;
+	char *name = NULL, *path = NULL, *display = NULL;
+	char root[128];
+	snprintf(root, sizeof root, "%s", at("ptx"));
+	const char *same[][2] = {{"ptx/t/x30.ptx", "t/x30.ptx"},
+	                         {"t/x30.ptx", "t/x30.ptx"},
+	                         {"./here.ptx", "./here.ptx"},
+	                         {"ptx/top.ptx", "top.ptx"}};
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+		assert_int_equal(layout_template_typed(same[i][0], root, &name, &e), 0);
+		assert_string_equal(name, same[i][1]);
+		free(name);
+	}
+	char abs[256];
+	snprintf(abs, sizeof abs, "%s/t/x30.ptx", root);
+	assert_int_equal(layout_template_typed(abs, root, &name, &e), 0);
+	assert_string_equal(name, "t/x30.ptx");
+	free(name);
+	/* in a folder under ptx/ that is not made yet */
+	char *rr = realpath(root, NULL);
+	assert_non_null(rr);
+	snprintf(abs, sizeof abs, "%s/new/x30.ptx", rr);
+	free(rr);
+	assert_int_equal(layout_template_typed(abs, root, &name, &e), 0);
+	assert_string_equal(name, "new/x30.ptx");
+	free(name);
+	snprintf(abs, sizeof abs, "%s/x.ptx", at("deep/er"));
+	assert_int_equal(layout_template_typed(abs, root, &name, &e), -1);
+	assert_null(name);
+	assert_non_null(strstr(err_msg(&e), "not inside the ptx folder"));
+	assert_int_equal(layout_template_typed("ptx/../x.ptx", root, &name, &e), -1);
+	assert_int_equal(layout_template_typed("t/x.ptx", NULL, &name, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "give --ptx DIR"));
+	/* the recipe's own name resolves the same way: ptx/t/x30.ptx is not
+	 * ptx/ptx/t/x30.ptx */
+	assert_int_equal(layout_template("ptx/t/x30.ptx", at("recipes/t/phase-02.json"),
+	                                 NULL, &path, &display, &e),
+	                 0);
+	assert_int_equal(strcmp(path + strlen(path) - 14, "/ptx/t/x30.ptx"), 0);
+	assert_null(strstr(path, "ptx/ptx"));
+	assert_string_equal(display, "ptx/t/x30.ptx");
+	free(path);
+	free(display);
+	/* ptx/ptx exists: both readings name a folder */
+	char pp[256];
+	snprintf(pp, sizeof pp, "%s/ptx", root);
+	assert_int_equal(mkdir_p(pp, &e), 0);
+	assert_int_equal(layout_template_typed("ptx/t/x30.ptx", root, &name, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "could be meant"));
+	assert_int_equal(
+	    layout_template("ptx/t/x30.ptx", NULL, root, &path, &display, &e), -1);
+	assert_int_equal(rmdir(pp), 0);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +326,7 @@ int main(void)
 	    cmocka_unit_test(test_layout__names),
 	    cmocka_unit_test(test_layout__recipes_of_a_layer),
 	    cmocka_unit_test(test_layout__templates),
+	    cmocka_unit_test(test_layout__templates_typed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
