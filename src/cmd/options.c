@@ -152,6 +152,17 @@ static int parse_uint(const OptParse *p, const Opt *o, const char *spell, const 
 	                w, o->min, o->max);
 }
 
+/* The long name nearest a mistyped one (cmd_nearest), or NULL. */
+static const char *nearest_long(const Opt *opts, const char *name)
+{
+	const char *names[OPT_MAX];
+	size_t n = 0;
+	for (const Opt *o = opts; o->type != OT_END && n < OPT_MAX; o++)
+		if (!(o->flags & OPTF_HIDDEN))
+			names[n++] = o->long_name;
+	return cmd_nearest(name, names, n);
+}
+
 /* Does an optional value take the next word `w` (options.h): one of its
  * choices, or, without choices, a word that is not an option? */
 static bool optional_takes(const Opt *o, const char *w)
@@ -414,7 +425,12 @@ int opt_parse(OptParse *p, int argc, char **argv)
 			}
 			const Opt *o = find_long(p->opts, name, len);
 			if (!o) {
-				opt_usage_error(p, "unknown option '%s'", spell);
+				const char *near = nearest_long(p->opts, spell + 2);
+				if (near)
+					opt_usage_error(p, "unknown option '%s' (did you mean '--%s'?)",
+					                spell, near);
+				else
+					opt_usage_error(p, "unknown option '%s'", spell);
 				return -1;
 			}
 			if (apply(p, o, spell, eq ? eq + 1 : NULL, argc, argv, &i))

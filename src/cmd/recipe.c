@@ -588,9 +588,9 @@ static void list_verbs(FILE *f)
 
 int cmd_recipe(int argc, char **argv)
 {
-	for (const CmdVerb *v = cmd_recipe_verbs; argc > 1 && v->name; v++)
-		if (!strcmp(argv[1], v->name))
-			return v->fn(argc - 1, argv + 1);
+	int sub = cmd_sub_verb("recipe", cmd_recipe_verbs, argc, argv);
+	if (sub >= 0)
+		return sub;
 	const Opt opts[] = {OPT_END()};
 	OptParse op = {.verb = "recipe", .usage = usage, .opts = opts,
 	               .more_help = list_verbs};
