@@ -73,7 +73,7 @@ expect_grep "cannot be used with '-o -'" "$T/err"
 expect_rc 2 "$D4R" recipe new small --phase 1 --native wmma "${A[@]}"
 expect_grep "native" "$T/err"
 expect_rc 2 "$D4R" recipe new small --phase 9 --native mma "${A[@]}" -o x.json
-expect_grep "phase 9: 'small_kernel' has 2 mma phases" "$T/err"
+expect_grep "recipe new: phase 9 does not exist: small has 2 phases" "$T/err"
 
 # without a layer: the template beside the recipe, named after it
 mkdir -p "$T/loose"
