@@ -559,6 +559,7 @@ int cmd_job(int argc, char **argv)
 		cJSON_AddNumberToObject(t, "compare", t_compare);
 		cJSON_AddNumberToObject(t, "tool", own);
 		cJSON_AddNumberToObject(t, "total", total);
+		cmd_json_paths(root);
 		char *txt = cJSON_Print(root);
 		puts(txt);
 		free(txt);
@@ -587,7 +588,7 @@ int cmd_job(int argc, char **argv)
 			       sr.first, sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in,
 			       sr.n_live_out, sr.forced ? "  FORCED past a refusal" : "");
 		}
-		printf("  oracle    %s\n", oracle_path);
+		printf("  oracle    %s\n", cmd_path_shown(oracle_path));
 		sb_reset(&line);
 		times_text(o, &line);
 		printf("  original  %s  [%s%s]\n", line.p, gpu_status_name(o->status),

@@ -313,7 +313,8 @@ write_recipe:
 			cJSON_AddNullToObject(o, "phase");
 		cJSON_AddStringToObject(o, "template", builtin ? tname : tpath);
 		cJSON_AddStringToObject(o, "template_action", action);
-		cJSON_AddStringToObject(o, "summary", sum.p ? sum.p : "");
+		cJSON_AddItemToObject(o, "cut", cmd_json_cut(m, loc.entry, (unsigned)phase,
+		                                             strcmp(cut, "phase") != 0, first, last));
 		cmd_json_print(o, rc);
 	}
 	goto done;
@@ -388,8 +389,8 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	if (splice_run(&req, &res, &e) < 0)
 		goto fail;
 	const char *verdict = "";
+	char arch[64] = "";
 	if (ptxas) {
-		char arch[64];
 		if (c->arch)
 			snprintf(arch, sizeof arch, "%s", c->arch);
 		else if (splice_module_arch(m, arch, sizeof arch) < 0) {
@@ -414,10 +415,8 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		cmd_json_str_or_null(row, "template", res.template_name);
 		cJSON_AddNumberToObject(row, "live_in", res.n_live_in);
 		cJSON_AddNumberToObject(row, "live_out", res.n_live_out);
-		if (ptxas)
-			cJSON_AddBoolToObject(row, "ptxas_accepted", true);
-		else
-			cJSON_AddNullToObject(row, "ptxas_accepted");
+		/* the one "ptxas" object (jsonout.h), as splice and probe print it */
+		cmd_json_ptxas(row, ptxas, arch, true, &log);
 		cJSON_AddNullToObject(row, "message");
 	}
 	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
