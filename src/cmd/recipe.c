@@ -80,7 +80,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	bool same = have && n == tt->n && !memcmp(old, tt->p, n);
 	free(old);
 	if (same) {
-		fprintf(stderr, "template:  %s unchanged\n", tpath);
+		fprintf(stderr, "template:  %s unchanged\n", cmd_path_shown(tpath));
 		*action = "unchanged";
 		return 0;
 	}
@@ -92,7 +92,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	free(td);
 	if (mk < 0 || write_file_atomic(tpath, tt->p, tt->n, e) < 0)
 		return -1;
-	fprintf(stderr, "template:  wrote %s\n", tpath);
+	fprintf(stderr, "template:  wrote %s\n", cmd_path_shown(tpath));
 	*action = "wrote";
 	return 0;
 }
@@ -284,7 +284,7 @@ static int recipe_new(int argc, char **argv)
 		if (write_native_template(tpath, &tt, force, &action, &e) < 0)
 			goto fail;
 	} else if (exists(tpath)) {
-		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
+		fprintf(stderr, "template:  %s exists, kept as it is\n", cmd_path_shown(tpath));
 		action = "kept";
 	} else {
 		action = "wrote";
@@ -293,13 +293,13 @@ static int recipe_new(int argc, char **argv)
 		free(td);
 		if (mk < 0 || write_file_atomic(tpath, tt.p, tt.n, &e) < 0)
 			goto fail;
-		fprintf(stderr, "template:  wrote %s (skeleton: the cut as it stands)\n", tpath);
+		fprintf(stderr, "template:  wrote %s (skeleton: the cut as it stands)\n", cmd_path_shown(tpath));
 	}
 write_recipe:
 	if (write_file_atomic(out_path, rj.p, rj.n, &e) < 0)
 		goto fail;
 	if (strcmp(out_path, "-"))
-		fprintf(stderr, "recipe:    wrote %s\n", out_path);
+		fprintf(stderr, "recipe:    wrote %s\n", cmd_path_shown(out_path));
 	rc = EXIT_OK;
 	if (json) {
 		cJSON *o = cJSON_CreateObject();

@@ -66,6 +66,10 @@ expect_grep "^  device    Stand-in H200 \(sm_90, driver 13000\)$" "$T/out"
 
 # 2. one wrong bit at phase 2's end: named there, 1 ulp, exit 1
 expect_rc 1 "$D4R" bisect smoke --recipe $R/flip.json
+# README's and the man page's sample of this run are what it prints
+python3 "$TOP/tests/cli/docs-run.py" "$TOP" sample \
+	"d4r-splice bisect smoke --recipe recipes/smoke/flip.json" "$T/out" ||
+	fail "the documentation's bisect sample is not what bisect prints"
 a=$(value %r16 13 5)
 b=$(printf '0x%08x' $((a ^ 1)))
 expect_grep "^smoke bisect \(recipe $R/flip.json\): DIFFERS at phase 2 end \(cut s19-s19\)$" "$T/out"
