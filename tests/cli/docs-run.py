@@ -144,17 +144,18 @@ def sample_matches(block, output):
     return ""
 
 
-def check_samples(key, table_samples, output, what):
+def check_samples(key, table_samples, output, what, say=True):
     bad = 0
     for k, block, where in table_samples:
         if k != key:
             continue
         why = sample_matches(block, output)
         if why:
-            print("FAIL: %s: the sample of '%s' is not what %s prints:\n  %s" % (
-                where, key, what, why))
+            if say:
+                print("FAIL: %s: the sample of '%s' is not what %s prints:\n  %s" % (
+                    where, key, what, why))
             bad += 1
-        else:
+        elif say:
             print("ok    %s: sample of '%s' = %s" % (where, key, what))
     return bad
 
@@ -187,6 +188,12 @@ def main():
             print("FAIL: no sample of '%s' in the documentation" % key)
             return 1
         return 1 if check_samples(key, smp, open(path).read(), path) else 0
+    # the comparison itself first: a stale sample must fail, a fresh one pass
+    if (check_samples("k", [("k", ["stale"], "")], "fresh\n", "", False) != 1 or
+            check_samples("k", [("k", ["a 1.5 ms", "...", "c ..."], "")],
+                          "a 2.0 ms\nb\nc d\n", "", False) != 0):
+        print("FAIL: the sample comparison does not tell a stale sample from a fresh one")
+        return 1
     docs = set(readme_commands(os.path.join(top, "README.md")))
     docs |= set(man_commands(os.path.join(top, "man/d4r-splice.1")))
     docs |= {k for k, _, _ in smp}
