@@ -18,11 +18,16 @@
  *  - --json: main.c asks for it from the words before the options are
  *    parsed and prints the error document of a verb that ends without one
  *    (cmd/jsonout.h); the main job prints its own on every exit path.
+ *  - A first word that is neither a verb nor a layer, and is one typo away
+ *    from a verb, is an unknown verb with the verb it was meant to be
+ *    ("unknown verb 'splcie' (did you mean 'splice'?)"); a layer of that
+ *    name, when there is one, is still the main job's.
  *  - The progress line (base/progress.h) hears of the driver's JIT and the
  *    launches through the GPU child's watcher, installed here for every
  *    verb; children waited for at the same time (the two JITs of the main
  *    job) are named together on it.
  */
+#include "base/layout.h"
 #include "base/progress.h"
 #include "cmd/cmd.h"
 #include "gpu/child.h"
@@ -30,6 +35,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -220,5 +226,16 @@ int main(int argc, char **argv)
 	for (const CmdVerb *v = commands; v->name; v++)
 		if (!strcmp(verb, v->name))
 			return close_stdout(cmd_json_finish(v->fn(argc - 1, argv + 1)));
+	/* Not a verb: a layer, or a verb mistyped.  A word that names no layer
+	 * and is a typo of a verb is said to be one; any other is the main
+	 * job's to refuse ("no layer 'foo'"). */
+	Err e = ERR_INIT;
+	char *manifest = layout_find_layer(verb, &e);
+	err_release(&e);
+	const char *near = manifest ? NULL : cmd_nearest_verb(verb, commands);
+	free(manifest);
+	if (near)
+		return close_stdout(cmd_json_finish(cmd_fail(
+		    "unknown verb '%s' (did you mean '%s'?)", verb, near)));
 	return close_stdout(cmd_job(argc - 1, argv + 1));
 }

@@ -403,6 +403,13 @@ void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out
  */
 int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
                     bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases);
+/*
+ * The one wording of a phase that does not exist, for every verb: sets e to
+ * "CTX: phase N does not exist: WHO has K phases" (CTX: a file or an option,
+ * or NULL for none; WHO: a layer's name, "enc4", or a function's) and
+ * returns -1.  `nphases` is what ana_phase_range counted.
+ */
+int ana_phase_missing(const char *ctx, uint32_t n, const char *who, size_t nphases, Err *e);
 /* The last statement of a cut of phase p: p->last, or with its epilogue
  * the epilogue's last statement (p->last when the epilogue is empty). */
 uint32_t phase_cut_last(const Phase *p, bool with_epilogue);

@@ -414,6 +414,12 @@ void ana_phase_find(const Module *m, const Func *f, unsigned gap, PhaseList *out
 	out->n = ph.n;
 }
 
+int ana_phase_missing(const char *ctx, uint32_t n, const char *who, size_t nphases, Err *e)
+{
+	return err_set(e, "%s%sphase %u does not exist: %s has %zu phase%s", ctx ? ctx : "",
+	               ctx ? ": " : "", n, who, nphases, nphases == 1 ? "" : "s");
+}
+
 int ana_phase_range(const Module *m, const Func *f, unsigned gap, uint32_t n,
                     bool with_epilogue, uint32_t *first, uint32_t *last, size_t *nphases)
 {

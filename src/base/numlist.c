@@ -3,6 +3,7 @@
  */
 #include "numlist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,32 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The k-th item (0-based) of list s that holds x, into buf; the list has
+ * parsed already. */
+static void item_of(const char *s, uint32_t x, int k, char *buf, size_t n)
+{
+	const char *p = s;
+	buf[0] = 0;
+	while (*p) {
+		const char *item = p;
+		uint32_t a, b;
+		if (number(&p, &a) < 0)
+			return;
+		b = a;
+		if (*p == '-') {
+			p++;
+			if (number(&p, &b) < 0)
+				return;
+		}
+		if (a <= x && x <= b && k-- == 0) {
+			snprintf(buf, n, "%.*s", (int)(p - item), item);
+			return;
+		}
+		if (*p == ',')
+			p++;
+	}
+}
+
 int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 {
 	memset(out, 0, sizeof *out);
@@ -59,6 +86,9 @@ int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 			goto bad;
 		if (a < lo || b > hi) {
 			numlist_release(out);
+			if (hi == UINT32_MAX)
+				return err_set(e, "'%s': '%.*s': the numbers count from %u", s,
+				               (int)(p - item), item, lo);
 			return err_set(e, "'%s': '%.*s' is outside %u-%u", s,
 			               (int)(p - item), item, lo, hi);
 		}
@@ -85,11 +115,15 @@ int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e)
 		}
 	}
 	qsort(out->v, out->n, sizeof(uint32_t), cmp_u32);
-	size_t u = 0;
-	for (size_t i = 0; i < out->n; i++)
-		if (!u || out->v[u - 1] != out->v[i])
-			out->v[u++] = out->v[i];
-	out->n = u;
+	for (size_t i = 1; i < out->n; i++)
+		if (out->v[i - 1] == out->v[i]) {
+			uint32_t x = out->v[i];
+			char a[64], b[64];
+			item_of(s, x, 0, a, sizeof a);
+			item_of(s, x, 1, b, sizeof b);
+			numlist_release(out);
+			return err_set(e, "'%s': %u is listed twice (in '%s' and '%s')", s, x, a, b);
+		}
 	return 0;
 }
 

@@ -9,9 +9,10 @@
  *     item  := N | N '-' N          (decimal, the first N <= the second)
  *
  * Decisions:
- *  - The result is sorted and holds each number once: "3,1-4" is 1 2 3 4.
- *    Overlaps are accepted, since a user widening a range should not have
- *    to remove the items it now covers.
+ *  - The result is sorted: "5,1-3" is 1 2 3 5.  A number listed twice
+ *    ("1-62,8", "3,1-4") is an error that names it and the two items that
+ *    hold it: a phase given twice is a typo or a list that says something
+ *    other than what its author thinks, and is never silently merged.
  *  - No spaces, no empty items, no open ranges ("5-"): a list is one shell
  *    word, and a typo is refused rather than read as something else.
  *  - Every number must lie in [lo, hi]; the message names the item.
@@ -29,7 +30,8 @@ typedef struct {
 
 /*
  * Parses `s` into *out (ascending, distinct; released with numlist_release).
- * Returns 0, or -1 with "'LIST': what is wrong" in e and *out empty.
+ * Returns 0, or -1 with "'LIST': what is wrong" in e and *out empty
+ * ("'1-62,8': 8 is listed twice (in '1-62' and '8')").
  * A range may hold at most 1,000,000 numbers.
  */
 int numlist_parse(const char *s, uint32_t lo, uint32_t hi, NumList *out, Err *e);

@@ -40,6 +40,12 @@ static int splice_recipes(Bisect *b, char **rpaths, size_t n, Err *e)
 		if (rcp_load(rpaths[loaded], &rs[loaded], e) < 0)
 			goto out;
 		rp[loaded] = &rs[loaded];
+		/* --phase N --recipe FILE: FILE cuts phase N (b->phase is 0
+		 * with --phases) */
+		if (splice_recipe_phase_check(&rs[loaded], b->phase, e) < 0) {
+			loaded++;
+			goto out;
+		}
 	}
 	SpliceManyRequest req = {b->lm.m, b->mf.entry, rp, n, NULL, b->force};
 	if (splice_many(&req, &sm, e) < 0)
@@ -79,16 +85,11 @@ int bisect_make_spliced(Bisect *b, Err *e)
 		rc = 0;
 	} else if (b->phases.n) {
 		char *dir = layout_dir_of(b->mf.path);
+		LayerRecipes lr = {b->layer, dir, b->corpus, mf_layout_layer};
 		char **paths = xcalloc(b->phases.n + 1, sizeof(char *));
 		rc = 0;
-		for (size_t i = 0; i < b->phases.n && !rc; i++) {
-			paths[i] = layout_recipe_file(dir, b->phases.v[i], false);
-			if (access(paths[i], F_OK) != 0)
-				rc = err_set(e,
-				             "layer '%s' has no recipe for phase %u: "
-				             "'%s' does not exist",
-				             b->layer, b->phases.v[i], paths[i]);
-		}
+		for (size_t i = 0; i < b->phases.n && !rc; i++)
+			rc = splice_phase_recipe(&lr, b->phases.v[i], NULL, &paths[i], e);
 		if (!rc)
 			rc = splice_recipes(b, paths, b->phases.n, e);
 		for (size_t i = 0; i < b->phases.n; i++)
@@ -103,18 +104,11 @@ int bisect_make_spliced(Bisect *b, Err *e)
 			rpath = xstrdup(b->recipe_opt);
 		else {
 			char *dir = layout_dir_of(b->mf.path);
-			rpath = layout_recipe_file(dir, b->phase, false);
+			LayerRecipes lr = {b->layer, dir, b->corpus, mf_layout_layer};
+			int prc = splice_phase_recipe(&lr, b->phase, NULL, &rpath, e);
 			free(dir);
-			if (access(rpath, F_OK) != 0) {
-				err_set(e,
-				        "layer '%s' has no recipe for phase %u: '%s' "
-				        "does not exist\n"
-				        "  (write one with 'd4r-splice recipe new %s "
-				        "--phase %u')",
-				        b->layer, b->phase, rpath, b->layer, b->phase);
-				free(rpath);
+			if (prc < 0)
 				return -1;
-			}
 		}
 		rc = splice_recipes(b, &rpath, 1, e);
 		sb_addf(&mt, "recipe %s", rpath);
@@ -213,8 +207,8 @@ int bisect_plan_probes(Bisect *b, Err *e)
 	}
 	for (size_t i = 0; i < b->window.n; i++)
 		if (b->window.v[i] > pl.n) {
-			err_set(e, "--window: '%s' has %zu phases, there is no phase %u",
-			        b->mf.entry, pl.n, b->window.v[i]);
+			ana_phase_missing("--window", b->window.v[i],
+			                  b->mf.layer ? b->mf.layer : b->layer, pl.n, e);
 			goto out;
 		}
 	df = df_build(m, b->fo, e);

@@ -199,8 +199,8 @@ static void xml_escape(FILE *f, const char *s)
 
 /* --phases: the recipes of the selection spliced into one module, reduced
  * into it->ptx; it->error says why not. */
-static void phases_item(const Manifest *mf, const Module *m, const char *dir, const char *phases,
-                        const char *variant, bool force, CheckItem *it)
+static void phases_item(const Manifest *mf, const Module *m, const LayerRecipes *lr,
+                        const char *phases, const char *variant, bool force, CheckItem *it)
 {
 	Err e = ERR_INIT;
 	Recipe *rs = NULL;
@@ -211,7 +211,7 @@ static void phases_item(const Manifest *mf, const Module *m, const char *dir, co
 	it->name = xstrdup(name.p);
 	it->path = xstrdup(name.p);
 	it->verdict = -1;
-	if (splice_select(dir, phases, variant, &rs, &n, &e) == 0) {
+	if (splice_select(lr, phases, variant, &rs, &n, &e) == 0) {
 		const Recipe **rp = xcalloc(n, sizeof(Recipe *));
 		for (size_t i = 0; i < n; i++)
 			rp[i] = &rs[i];
@@ -441,7 +441,8 @@ int cmd_check(int argc, char **argv)
 	}
 	if (phases) {
 		char *dir = layout_dir_of(mf.path);
-		phases_item(&mf, lm.m, dir, phases, variant, force, &items[nitems - 1]);
+		LayerRecipes lr = {mf.layer ? mf.layer : layer, dir, corpus, mf_layout_layer};
+		phases_item(&mf, lm.m, &lr, phases, variant, force, &items[nitems - 1]);
 		free(dir);
 	}
 	frame_layout_from_manifest(&mf, &lay);

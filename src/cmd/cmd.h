@@ -106,4 +106,20 @@ int cmd_parse_uint(const char *s, unsigned *out);
  * message and returns EXIT_ERROR otherwise, else 0. */
 int cmd_check_variant(const char *variant);
 
+/* The name nearest `word` among `n` names, when it is near enough to be a
+ * typo of it: at most one edit away for a name of up to four letters, two
+ * for a longer one (an edit: a letter inserted, removed, replaced, or two
+ * neighbours swapped, as in "splcie").  NULL when none is, or when two are
+ * equally near. */
+const char *cmd_nearest(const char *word, const char *const *names, size_t n);
+/* The same over a verb table (ends with {NULL}). */
+const char *cmd_nearest_verb(const char *word, const CmdVerb *table);
+/*
+ * A verb's sub-verbs: runs the one argv[1] names.  A first word that is not
+ * an option and names none is "unknown sub-verb 'nwe' of 'recipe' (did you
+ * mean 'new'?)", before any option is read; returns -1 when argv[1] is an
+ * option or missing (the caller parses it), else the exit status.
+ */
+int cmd_sub_verb(const char *verb, const CmdVerb *subs, int argc, char **argv);
+
 #endif

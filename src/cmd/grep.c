@@ -94,9 +94,12 @@ int cmd_grep(int argc, char **argv)
 		uint32_t a = 0, b = f->nstmt ? f->nstmt - 1 : 0;
 		size_t n = 0;
 		if (phase && ana_phase_range(m, f, 0, phase, with_epi, &a, &b, &n) < 0) {
-			rc = cmd_fail(
-			    "grep: phase %u does not exist: '%.*s' has %zu phases", phase,
-			    (int)f->name.len, m->src + f->name.off, n);
+			Err pe = ERR_INIT;
+			char *who = xstrndup(mod_str(m, f->name).p, mod_str(m, f->name).n);
+			ana_phase_missing("grep", phase, who, n, &pe);
+			free(who);
+			rc = cmd_fail("%s", err_msg(&pe));
+			err_release(&pe);
 			goto out;
 		}
 		unsigned hits = 0;

@@ -273,40 +273,29 @@ int cmd_job(int argc, char **argv)
 	}
 	if (mf.layer)
 		rep.layer = mf.layer;
-	if (recipe_path)
-		rpath = xstrdup(recipe_path);
-	else {
+	{
 		char *dir = layout_dir_of(mf.path);
+		LayerRecipes lr = {layer, dir, corpus, mf_layout_layer};
+		int sel_rc = 0;
 		if (phases) {
-			int sel_rc = splice_select(dir, phases, variant, &sel, &nsel, &e);
+			sel_rc = splice_select(&lr, phases, variant, &sel, &nsel, &e);
 			if (sel_rc == 0) {
 				StrBuf sb = STRBUF_INIT;
 				sb_addf(&sb, "%s/phase-NN%s%s.json (phases %s)", dir, variant ? "-" : "",
 				        variant ? variant : "", phases);
 				rpath = sb.p;
 			}
-			free(dir);
-			if (sel_rc < 0) {
-				job_error(&rep, err_msg(&e));
-				goto out;
-			}
-			goto have_recipes;
+		} else {
+			sel_rc = splice_layer_recipe(&lr, phase, variant, recipe_path, &rcp, &e);
+			if (sel_rc == 0)
+				rpath = xstrdup(rcp.path);
 		}
-		rpath = layout_recipe_variant(dir, phase, variant);
 		free(dir);
+		if (sel_rc < 0) {
+			job_error(&rep, err_msg(&e));
+			goto out;
+		}
 	}
-	if (!recipe_path && access(rpath, F_OK) != 0) {
-		sb_addf(&msg, "layer '%s' has no recipe for phase %u: '%s' does not exist\n"
-		              "  (write one with 'd4r-splice recipe new %s --phase %u')",
-		        layer, phase, rpath, layer, phase);
-		job_error(&rep, msg.p);
-		goto out;
-	}
-	if (rcp_load(rpath, &rcp, &e) < 0) {
-		job_error(&rep, err_msg(&e));
-		goto out;
-	}
-have_recipes:
 	if (mf_corpus_path(&mf, mf.module, &module_path, &e) < 0) {
 		job_error(&rep, err_msg(&e));
 		goto out;
@@ -372,8 +361,6 @@ have_recipes:
 			goto out;
 		}
 	}
-	if (phase && rcp.cut == CUT_PHASE && rcp.phase != phase)
-		fprintf(stderr, "d4r-splice: note: recipe '%s' cuts phase %u, not %u\n", rpath, rcp.phase, phase);
 	const StrBuf *spl_text = phases ? &sm.text : &sr.text;
 	if (gpu_reduce_text(&mf, "spliced", spl_text->p, spl_text->n, &red_spl, NULL, NULL, &e) < 0) {
 		job_error(&rep, err_msg(&e));
@@ -572,6 +559,7 @@ have_recipes:
 		cJSON_AddNumberToObject(t, "compare", t_compare);
 		cJSON_AddNumberToObject(t, "tool", own);
 		cJSON_AddNumberToObject(t, "total", total);
+		cmd_json_paths(root);
 		char *txt = cJSON_Print(root);
 		puts(txt);
 		free(txt);
@@ -600,7 +588,7 @@ have_recipes:
 			       sr.first, sr.last, sr.first_line, sr.last_line, sr.mma, sr.n_live_in,
 			       sr.n_live_out, sr.forced ? "  FORCED past a refusal" : "");
 		}
-		printf("  oracle    %s\n", oracle_path);
+		printf("  oracle    %s\n", cmd_path_shown(oracle_path));
 		sb_reset(&line);
 		times_text(o, &line);
 		printf("  original  %s  [%s%s]\n", line.p, gpu_status_name(o->status),

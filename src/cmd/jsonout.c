@@ -9,10 +9,12 @@
 #include "jsonout.h"
 
 #include "cmd.h"
+#include "ana/ana.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool json_on, printed;
 static char *first_error;
@@ -78,6 +80,7 @@ int cmd_json_print(cJSON *doc, int rc)
 		                        first_error ? first_error : "the command failed");
 	put_first(doc, "exit", cJSON_CreateNumber(rc));
 	put_first(doc, "status", st ? st : cJSON_CreateString(error ? "error" : "ok"));
+	cmd_json_paths(doc);
 	char *txt = cJSON_Print(doc);
 	fputs(txt, stdout);
 	fputc('\n', stdout);
@@ -143,4 +146,62 @@ void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const S
 		cJSON_AddStringToObject(pj, "arch", arch);
 	cJSON_AddBoolToObject(pj, "accepted", accepted);
 	cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
+}
+
+const char *cmd_path_shown(const char *path)
+{
+	static char cwd[4096];
+	static size_t ncwd;
+	if (!path || path[0] != '/')
+		return path;
+	if (!ncwd) {
+		if (!getcwd(cwd, sizeof cwd - 1))
+			return path;
+		ncwd = strlen(cwd);
+	}
+	if (ncwd > 1 && !strncmp(path, cwd, ncwd) && path[ncwd] == '/' && path[ncwd + 1])
+		return path + ncwd + 1;
+	return path;
+}
+
+/* The keys whose strings name files. */
+static bool names_a_file(const char *key)
+{
+	static const char *const keys[] = {"module", "recipe", "template", "oracle", "output",
+	                                   "path", "file", "junit", "frame", "manifest",
+	                                   "layout", "kept", "chart", "source_file"};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (key && !strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+void cmd_json_paths(cJSON *doc)
+{
+	for (cJSON *c = doc ? doc->child : NULL; c; c = c->next) {
+		if (cJSON_IsString(c) && names_a_file(c->string)) {
+			const char *s = cmd_path_shown(c->valuestring);
+			if (s != c->valuestring) {
+				char *t = xstrdup(s);
+				cJSON_SetValuestring(c, t);
+				free(t);
+			}
+		} else if (cJSON_IsObject(c) || cJSON_IsArray(c))
+			cmd_json_paths(c);
+	}
+}
+
+cJSON *cmd_json_cut(const Module *m, const char *entry, unsigned phase, bool with_epilogue,
+                    uint32_t a, uint32_t b)
+{
+	const Func *f = m && entry ? mod_func_find(m, str_c(entry)) : NULL;
+	if (!f || (phase && ana_phase_range(m, f, 0, phase, with_epilogue, &a, &b, NULL) < 0) ||
+	    a > b || b >= f->nstmt)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "stmt_range", cmd_json_range(a, b));
+	cJSON_AddItemToObject(o, "line_range",
+	                      cmd_json_range(func_stmt(m, f, a)->line, func_stmt(m, f, b)->line));
+	cJSON_AddNumberToObject(o, "mma", ana_mma_count(m, f, a, b));
+	return o;
 }

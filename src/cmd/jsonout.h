@@ -30,6 +30,15 @@
  *    stdout, a person reading the log sees why.
  *  - One document per command: a verb that would print results of its own
  *    on stdout (splice -o -, recipe new -o -) refuses --json with them.
+ *  - One name for one thing: the result of ptxas is the "ptxas" object
+ *    (cmd_json_ptxas) wherever ptxas ran; a cut is "stmt_range",
+ *    "line_range" and "mma" (cmd_json_cut); a file is named by one rule
+ *    (cmd_path_shown): relative to the current folder when it lies inside
+ *    it, however the tool found it (a layer's module found from the
+ *    repository is "corpus/enc4/enc4.ptx", not an absolute path), else as
+ *    it is.  The printers apply the rule to the keys that name files
+ *    (module, recipe, template, oracle, output, path, file, junit, ...),
+ *    so no verb can print one absolute and another relative.
  */
 #ifndef D4R_CMD_JSONOUT_H
 #define D4R_CMD_JSONOUT_H
@@ -71,6 +80,19 @@ int cmd_json_finish(int rc);
 
 /* [a, b]: an inclusive statement range. */
 cJSON *cmd_json_range(uint32_t a, uint32_t b);
+/* The cut of phase N of `entry` in m (with its epilogue when asked), or of
+ * statements [a, b] when phase is 0: {"stmt_range": [a, b], "line_range":
+ * [la, lb], "mma": N}; null when there is no such cut. */
+typedef struct Module Module;
+cJSON *cmd_json_cut(const Module *m, const char *entry, unsigned phase, bool with_epilogue,
+                    uint32_t a, uint32_t b);
+/* A path as the tool shows it (jsonout.h: relative to the current folder
+ * when the file lies inside it, else as it is).  Returns `path` or a
+ * pointer into it. */
+const char *cmd_path_shown(const char *path);
+/* Every string under a file-naming key (module, recipe, ...) of doc, at any
+ * depth, through cmd_path_shown; the printers call it. */
+void cmd_json_paths(cJSON *doc);
 /* o[key] = the n bytes at p as a string. */
 void cmd_json_strn(cJSON *o, const char *key, const char *p, size_t n);
 /* o[key] = s, or null when s is NULL. */

@@ -152,8 +152,38 @@ static int parse_uint(const OptParse *p, const Opt *o, const char *spell, const 
 	                w, o->min, o->max);
 }
 
+/* The long name nearest a mistyped one (cmd_nearest), or NULL. */
+static const char *nearest_long(const Opt *opts, const char *name)
+{
+	const char *names[OPT_MAX];
+	size_t n = 0;
+	for (const Opt *o = opts; o->type != OT_END && n < OPT_MAX; o++)
+		if (!(o->flags & OPTF_HIDDEN))
+			names[n++] = o->long_name;
+	return cmd_nearest(name, names, n);
+}
+
+/* Does an optional value take the next word `w` (options.h): one of its
+ * choices, or, without choices, a word that is not an option? */
+static bool optional_takes(const Opt *o, const char *w)
+{
+	if (o->choices)
+		return is_choice(o->choices, w);
+	return w[0] && w[0] != '-';
+}
+
 /* Stores word `w` (NULL: no value given) for option o spelt `spell`. */
+static int store1(OptParse *p, const Opt *o, const char *spell, const char *w);
+
 static int store(OptParse *p, const Opt *o, const char *spell, const char *w)
+{
+	int rc = store1(p, o, spell, w);
+	if (!rc)
+		p->word[o - p->opts] = w;
+	return rc;
+}
+
+static int store1(OptParse *p, const Opt *o, const char *spell, const char *w)
 {
 	switch (o->type) {
 	case OT_FLAG:
@@ -217,8 +247,14 @@ static int apply(OptParse *p, const Opt *o, const char *spell, const char *attac
 			return opt_usage_error(p, "option '%s' takes no value", spell);
 		return store(p, o, spell, NULL);
 	}
-	if (o->flags & OPTF_OPTARG)
+	if (o->flags & OPTF_OPTARG) {
+		if (!attached && *i + 1 < argc && optional_takes(o, argv[*i + 1])) {
+			attached = argv[++*i];
+			snprintf(p->took[0], sizeof p->took[0], "%s", attached);
+			snprintf(p->took[1], sizeof p->took[1], "%s", spell);
+		}
 		return store(p, o, spell, attached ? attached : o->def);
+	}
 	if (!attached) {
 		if (*i + 1 >= argc)
 			return opt_usage_error(p, "option '%s' needs a value", spell);
@@ -265,6 +301,20 @@ static void list_options(const OptParse *p)
 	fputs("--help\t-h\tnone\t-\t-\t-\tprint this help\n", f);
 }
 
+/* --list-parsed: what the words parsed into (options.h). */
+static void list_parsed(const OptParse *p, int nargs, char **argv)
+{
+	FILE *f = out_of(p);
+	for (const Opt *o = p->opts; o->type != OT_END; o++) {
+		size_t i = (size_t)(o - p->opts);
+		if (p->used[i][0] && o->type != OT_ALIAS)
+			fprintf(f, "option\t--%s\t%s\n", o->long_name,
+			        p->word[i] ? p->word[i] : "-");
+	}
+	for (int i = 0; i < nargs; i++)
+		fprintf(f, "argument\t%s\n", argv[i]);
+}
+
 /* Prints `text` from column `col`, wrapped at HELP_WIDTH. */
 static void wrapped(FILE *f, const char *text, size_t col)
 {
@@ -298,7 +348,7 @@ static void option_line(FILE *f, const Opt *o)
 	if (takes_value(o)) {
 		const char *a = o->arg ? o->arg : o->choices ? o->choices : "VALUE";
 		if (o->flags & OPTF_OPTARG)
-			snprintf(left + n, sizeof left - (size_t)n, "[=%s]", a);
+			snprintf(left + n, sizeof left - (size_t)n, " [%s]", a);
 		else
 			snprintf(left + n, sizeof left - (size_t)n, " %s", a);
 	}
@@ -331,13 +381,15 @@ void opt_usage(const OptParse *p, FILE *f, bool full)
 int opt_parse(OptParse *p, int argc, char **argv)
 {
 	memset(p->used, 0, sizeof p->used);
+	memset(p->took, 0, sizeof p->took);
+	memset(p->word, 0, sizeof p->word);
 	p->status = EXIT_ERROR;
 	if (count(p->opts) > OPT_MAX) {
 		opt_fail(p, "more than %d options in one table", OPT_MAX);
 		return -1;
 	}
 	int nargs = 0;
-	bool only_args = false;
+	bool only_args = false, parsed = false;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		if (only_args || a[0] != '-' || !a[1]) {
@@ -353,6 +405,10 @@ int opt_parse(OptParse *p, int argc, char **argv)
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			char spell[40];
 			snprintf(spell, sizeof spell, "--%.*s", (int)len, name);
+			if (!strcmp(a, "--list-parsed")) {
+				parsed = true;
+				continue;
+			}
 			bool help = !strcmp(spell, "--help"),
 			     list = !strcmp(spell, "--list-options");
 			if ((help || list) && eq) {
@@ -369,7 +425,12 @@ int opt_parse(OptParse *p, int argc, char **argv)
 			}
 			const Opt *o = find_long(p->opts, name, len);
 			if (!o) {
-				opt_usage_error(p, "unknown option '%s'", spell);
+				const char *near = nearest_long(p->opts, spell + 2);
+				if (near)
+					opt_usage_error(p, "unknown option '%s' (did you mean '--%s'?)",
+					                spell, near);
+				else
+					opt_usage_error(p, "unknown option '%s'", spell);
 				return -1;
 			}
 			if (apply(p, o, spell, eq ? eq + 1 : NULL, argc, argv, &i))
@@ -405,6 +466,10 @@ int opt_parse(OptParse *p, int argc, char **argv)
 		}
 	}
 	p->status = EXIT_OK;
+	if (parsed) {
+		list_parsed(p, nargs, argv);
+		return -1;
+	}
 	return nargs;
 }
 
@@ -451,6 +516,12 @@ int opt_needs(const OptParse *p, const char *a, const char *b)
 
 int opt_args(const OptParse *p, int n, char **argv, int min, int max, const char *missing)
 {
+	if (n < min && p->took[0][0])
+		return opt_usage_error(
+		    p,
+		    "%s\n  ('%s' was taken as the value of '%s': write "
+		    "'%s=VALUE', or put the option last)",
+		    missing, p->took[0], p->took[1], p->took[1]);
 	if (n < min)
 		return opt_usage_error(p, "%s", missing);
 	if (max >= 0 && n > max)

@@ -12,7 +12,12 @@
  * What the parser accepts:
  *
  *     --name value   --name=value    an option with a value
- *     --name  --name=value           an optional value (OPTF_OPTARG): only with '='
+ *     --name  --name value  --name=value
+ *                                    an optional value (OPTF_OPTARG): the next
+ *                                    word is its value when it is one of the
+ *                                    option's choices (--check ptxas), or, for
+ *                                    one without choices (--keep DIR), when it
+ *                                    does not begin with '-'
  *     -o value   -ovalue             a short option with a value
  *     -qc   -qo DIR                  short options combined; a value ends the group
  *     --                             the end of options: every word after it is an
@@ -32,8 +37,16 @@
  *  - No abbreviated long names (--ent for --entry): an option added later
  *    would change what a script's abbreviation means.
  *  - A required value is the next word whatever it looks like (--entry -x
- *    names the entry "-x"), as getopt does.  An optional value is taken only
- *    after '=', so `--keep DIR` stays an option and an argument.
+ *    names the entry "-x"), as getopt does.
+ *  - Every value is given the same two ways, `--name VALUE` and
+ *    `--name=VALUE`, whether it is required or optional, so no verb spells
+ *    an option differently from another.  An optional value takes the next
+ *    word only when that word can be nothing else: one of its choices
+ *    (`--check ptxas`; `--check x.json` leaves x.json an argument), or,
+ *    without choices, a word that is not an option (`--keep DIR`; `--keep
+ *    --json` is the default folder).  `--name=VALUE` is never ambiguous.
+ *    When a verb then lacks an argument, the error says which word the
+ *    option took (`bisect --keep enc4 --phase 8`).
  *  - Errors exit 2, as every usage error of the tool does, with
  *    "d4r-splice: VERB: what is wrong".  An unknown option, a missing value or
  *    a misplaced argument is followed by the usage synopsis; a bad value
@@ -48,6 +61,12 @@
  *    optional), value name, choices (a|b), alias target, help; '-' marks an
  *    empty field.  The test compares it with the man page; a completion
  *    script can be generated from it.
+ *  - --list-parsed (not shown in --help either), anywhere among the words,
+ *    parses all of them as usual and then, instead of running the verb,
+ *    prints what they parsed into, one a line: "option\t--NAME\tVALUE"
+ *    ('-' for a flag) per option given, in table order, then
+ *    "argument\tWORD" per argument; exit 0.  The test of the two spellings
+ *    of every value (t1801) runs it over every verb's table.
  */
 #ifndef D4R_CMD_OPTIONS_H
 #define D4R_CMD_OPTIONS_H
@@ -148,6 +167,12 @@ typedef struct {
 	 * "--ptxas" for an alias of it), or "" */
 	int status;
 	char used[OPT_MAX][32];
+	/* set by opt_parse: the last word an optional value took from the word
+	 * after its option, and that option's spelling ("" when none) */
+	char took[2][64];
+	/* set by opt_parse: per option, the value word stored last (NULL for a
+	 * flag, the default for an optional value given without one) */
+	const char *word[OPT_MAX];
 } OptParse;
 
 /* Reads the options in argv[1..argc) (argv[0] is the verb) against p->opts,

@@ -153,9 +153,10 @@ int cmd_probe(int argc, char **argv)
 	}
 	for (size_t i = 0; i < phases.n; i++)
 		if (phases.v[i] > pl.n) {
-			cmd_fail("probe: --phases: '%.*s' has %zu phases, there is no "
-			         "phase %u",
-			         (int)fname.n, fname.p, pl.n, phases.v[i]);
+			char *who = xstrndup(fname.p, fname.n);
+			ana_phase_missing("probe: --phases", phases.v[i], who, pl.n, &e);
+			free(who);
+			cmd_fail("%s", err_msg(&e));
 			goto done;
 		}
 	df = df_build(lm.m, f, &e);

@@ -100,8 +100,8 @@ static int make_spliced(Prof *p, Err *e)
 		sb_addf(&src, "module %s", p->module_opt);
 	} else if (p->phases_opt) {
 		char *dir = layout_dir_of(p->mf.path);
-		int rc =
-		    splice_select(dir, p->phases_opt, p->variant, &p->sel, &p->nsel, e);
+		LayerRecipes lr = {p->layer, dir, p->corpus, mf_layout_layer};
+		int rc = splice_select(&lr, p->phases_opt, p->variant, &p->sel, &p->nsel, e);
 		free(dir);
 		if (rc < 0)
 			return -1;
@@ -123,29 +123,15 @@ static int make_spliced(Prof *p, Err *e)
 		sb_addf(&src, "phases %s%s%s", p->phases_opt,
 		        p->variant ? " variant " : "", p->variant ? p->variant : "");
 	} else {
-		char *rpath;
-		if (p->recipe_opt)
-			rpath = xstrdup(p->recipe_opt);
-		else {
-			char *dir = layout_dir_of(p->mf.path);
-			rpath = layout_recipe_variant(dir, p->phase, p->variant);
-			free(dir);
-			if (access(rpath, F_OK) != 0) {
-				err_set(e,
-				        "layer '%s' has no recipe for phase %u: '%s' "
-				        "does not exist",
-				        p->layer, p->phase, rpath);
-				free(rpath);
-				return -1;
-			}
-		}
-		sb_addf(&src, "recipe %s", rpath);
-		int rc = rcp_load(rpath, &p->rcp, e);
-		free(rpath);
+		char *dir = layout_dir_of(p->mf.path);
+		LayerRecipes lr = {p->layer, dir, p->corpus, mf_layout_layer};
+		int rc = splice_layer_recipe(&lr, p->phase, p->variant, p->recipe_opt, &p->rcp, e);
+		free(dir);
 		if (rc < 0) {
 			sb_release(&src);
 			return -1;
 		}
+		sb_addf(&src, "recipe %s", p->rcp.path);
 		SpliceRequest req = {p->lm.m, p->mf.entry, &p->rcp, NULL, p->force};
 		if (splice_run(&req, &p->sr, e) < 0) {
 			sb_release(&src);

@@ -80,7 +80,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	bool same = have && n == tt->n && !memcmp(old, tt->p, n);
 	free(old);
 	if (same) {
-		fprintf(stderr, "template:  %s unchanged\n", tpath);
+		fprintf(stderr, "template:  %s unchanged\n", cmd_path_shown(tpath));
 		*action = "unchanged";
 		return 0;
 	}
@@ -92,7 +92,7 @@ static int write_native_template(const char *tpath, const StrBuf *tt, bool force
 	free(td);
 	if (mk < 0 || write_file_atomic(tpath, tt->p, tt->n, e) < 0)
 		return -1;
-	fprintf(stderr, "template:  wrote %s\n", tpath);
+	fprintf(stderr, "template:  wrote %s\n", cmd_path_shown(tpath));
 	*action = "wrote";
 	return 0;
 }
@@ -123,6 +123,7 @@ typedef struct {
 	bool force; /* a cut with a read/write dependency passes (splice --force) */
 	const char *tpl_text;
 	size_t tpl_len;
+	char arch_used[64]; /* out: the -arch ptxas ran with ("" without ptxas) */
 } CheckArgs;
 
 /*
@@ -132,20 +133,21 @@ typedef struct {
  * about to write, so that no verb writes a recipe `recipe check` rejects.
  * 0, or -1 with the message; *res is filled (release it either way).
  */
-static int check_recipe(const Recipe *r, const CheckArgs *a, SpliceResult *res,
-                        StrBuf *log, Err *e)
+static int check_recipe(const Recipe *r, CheckArgs *a, SpliceResult *res, StrBuf *log,
+                        Err *e)
 {
 	SpliceRequest req = {a->m, a->entry, r, a->ptx_root, a->force};
 	req.template_text = a->tpl_text;
 	req.template_len = a->tpl_len;
 	if (splice_run(&req, res, e) < 0)
 		return -1;
+	a->arch_used[0] = 0;
 	if (!a->ptxas)
 		return 0;
-	char arch[64];
+	char *arch = a->arch_used;
 	if (a->arch)
-		snprintf(arch, sizeof arch, "%s", a->arch);
-	else if (splice_module_arch(a->m, arch, sizeof arch) < 0)
+		snprintf(arch, sizeof a->arch_used, "%s", a->arch);
+	else if (splice_module_arch(a->m, arch, sizeof a->arch_used) < 0)
 		return err_set(e, "%s: no .target: give --arch", a->module_name);
 	int pr = splice_ptxas(res->text.p, res->text.n, arch, a->entry, res,
 	                      a->module_name, log, e);
@@ -375,7 +377,7 @@ static int recipe_new(int argc, char **argv)
 		if (write_native_template(tpath, &tt, force, &action, &e) < 0)
 			goto fail;
 	} else if (keep) {
-		fprintf(stderr, "template:  %s exists, kept as it is\n", tpath);
+		fprintf(stderr, "template:  %s exists, kept as it is\n", cmd_path_shown(tpath));
 		action = "kept";
 	} else {
 		action = "wrote";
@@ -384,13 +386,13 @@ static int recipe_new(int argc, char **argv)
 		free(td);
 		if (mk < 0 || write_file_atomic(tpath, tt.p, tt.n, &e) < 0)
 			goto fail;
-		fprintf(stderr, "template:  wrote %s (skeleton: the cut as it stands)\n", tpath);
+		fprintf(stderr, "template:  wrote %s (skeleton: the cut as it stands)\n", cmd_path_shown(tpath));
 	}
 write_recipe:
 	if (write_file_atomic(out_path, rj.p, rj.n, &e) < 0)
 		goto fail;
 	if (strcmp(out_path, "-"))
-		fprintf(stderr, "recipe:    wrote %s\n", out_path);
+		fprintf(stderr, "recipe:    wrote %s\n", cmd_path_shown(out_path));
 	rc = EXIT_OK;
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
@@ -404,7 +406,8 @@ write_recipe:
 			cJSON_AddNullToObject(o, "phase");
 		cJSON_AddStringToObject(o, "template", builtin ? tname : tpath);
 		cJSON_AddStringToObject(o, "template_action", action);
-		cJSON_AddStringToObject(o, "summary", sum.p ? sum.p : "");
+		cJSON_AddItemToObject(o, "cut", cmd_json_cut(m, loc.entry, (unsigned)phase,
+		                                             strcmp(cut, "phase") != 0, first, last));
 		cmd_json_print(o, rc);
 	}
 	goto done;
@@ -472,10 +475,8 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		cmd_json_str_or_null(row, "template", res.template_name);
 		cJSON_AddNumberToObject(row, "live_in", res.n_live_in);
 		cJSON_AddNumberToObject(row, "live_out", res.n_live_out);
-		if (ptxas)
-			cJSON_AddBoolToObject(row, "ptxas_accepted", true);
-		else
-			cJSON_AddNullToObject(row, "ptxas_accepted");
+		/* the one "ptxas" object (jsonout.h), as splice and probe print it */
+		cmd_json_ptxas(row, ptxas, ca.arch_used, true, &log);
 		cJSON_AddNullToObject(row, "message");
 	}
 	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
@@ -646,9 +647,9 @@ static void list_verbs(FILE *f)
 
 int cmd_recipe(int argc, char **argv)
 {
-	for (const CmdVerb *v = cmd_recipe_verbs; argc > 1 && v->name; v++)
-		if (!strcmp(argv[1], v->name))
-			return v->fn(argc - 1, argv + 1);
+	int sub = cmd_sub_verb("recipe", cmd_recipe_verbs, argc, argv);
+	if (sub >= 0)
+		return sub;
 	const Opt opts[] = {OPT_END()};
 	OptParse op = {.verb = "recipe", .usage = usage, .opts = opts,
 	               .more_help = list_verbs};

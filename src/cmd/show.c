@@ -10,6 +10,7 @@
 #include "splice/facts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const usage[] = {"show MODULE --phase N [options]",
@@ -267,10 +268,10 @@ int cmd_show(int argc, char **argv)
 	if (phase) {
 		size_t n = 0;
 		if (ana_phase_range(m, f, gap, phase, with_epi, &a, &b, &n) < 0) {
-			rc = cmd_fail(
-			    "show: phase %u does not exist: '%.*s' has %zu phase%s",
-			    phase, (int)f->name.len, m->src + f->name.off, n,
-			    n == 1 ? "" : "s");
+			char *who = xstrndup(mod_str(m, f->name).p, mod_str(m, f->name).n);
+			ana_phase_missing("show", phase, who, n, &e);
+			free(who);
+			rc = cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
 	} else if (cmd_parse_range(stmts, &a, &b) < 0) {

@@ -601,7 +601,8 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	StrBuf log = STRBUF_INIT, name = STRBUF_INIT;
 	char *written = NULL;
 	char *dir = layout_layer_dir(layer, &e);
-	if (!dir || splice_select(dir, phases, variant, &rs, &nr, &e) < 0 ||
+	LayerRecipes lr = {layer, dir, corpus, mf_layout_layer};
+	if (!dir || splice_select(&lr, phases, variant, &rs, &nr, &e) < 0 ||
 	    splice_locate(layer, corpus, module_opt, entry_opt, &rs[0], mf_layout_layer, &loc, &e) < 0)
 		goto fail;
 	if (!loc.entry) {
@@ -825,21 +826,19 @@ int cmd_splice(int argc, char **argv)
 	StrBuf log = STRBUF_INIT;
 	char *recipe_path = NULL, *out_path = NULL, *written = NULL;
 
-	if (recipe_opt)
-		recipe_path = xstrdup(recipe_opt);
-	else {
-		char *dir = layout_layer_dir(layer, &e);
-		if (!dir)
+	{
+		char *dir = recipe_opt && !layer ? NULL : layout_layer_dir(layer, &e);
+		if (!dir && !recipe_opt)
 			goto fail;
-		recipe_path = layout_recipe_variant(dir, (unsigned)phase, variant);
+		err_clear(&e);
+		LayerRecipes lr = {layer, dir, corpus, mf_layout_layer};
+		int lrc = splice_layer_recipe(&lr, phase > 0 ? (unsigned)phase : 0, variant,
+		                              recipe_opt, &r, &e);
 		free(dir);
-	}
-	if (rcp_load(recipe_path, &r, &e) < 0)
-		goto fail;
-	have_r = true;
-	if (phase > 0 && r.cut == CUT_PHASE && (long)r.phase != phase) {
-		err_set(&e, "%s: the recipe cuts phase %u, --phase says %ld", recipe_path, r.phase, phase);
-		goto fail;
+		if (lrc < 0)
+			goto fail;
+		have_r = true;
+		recipe_path = xstrdup(r.path);
 	}
 	if (splice_locate(layer, corpus, module_opt, entry_opt, &r, mf_layout_layer, &loc, &e) < 0)
 		goto fail;

@@ -7,9 +7,14 @@
  */
 #include "locate.h"
 
+#include "ana/ana.h"
+#include "base/file.h"
+#include "ptx/parse.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int read_layer(LayoutLayerFn read_manifest, const char *layer,
                       const char *corpus_opt, LayoutLayer *man, Err *e)
@@ -106,4 +111,86 @@ void located_release(Located *l)
 	free(l->module_rel);
 	free(l->entry);
 	memset(l, 0, sizeof(*l));
+}
+
+int splice_layer_phases(const LayerRecipes *l, size_t *n, Err *e)
+{
+	Located loc = {0};
+	if (splice_locate(l->layer, l->corpus_opt, NULL, NULL, NULL, l->read_manifest, &loc,
+	                  e) < 0)
+		return -1;
+	MapFile mf = {0};
+	int rc = -1;
+	Module *m = NULL;
+	if (map_open(&mf, loc.module_path, e) < 0)
+		goto out;
+	m = ptx_parse(loc.module_path, mf.p, mf.n, e);
+	if (!m)
+		goto out;
+	const Func *f = loc.entry ? mod_func_find(m, str_c(loc.entry)) : NULL;
+	if (!f) {
+		err_set(e, "%s: no entry '%s'", loc.module_path, loc.entry ? loc.entry : "");
+		goto out;
+	}
+	uint32_t a, b;
+	*n = 0;
+	ana_phase_range(m, f, 0, 0, false, &a, &b, n); /* phase 0: count them all */
+	rc = 0;
+out:
+	mod_free(m);
+	map_close(&mf);
+	located_release(&loc);
+	return rc;
+}
+
+int splice_phase_recipe(const LayerRecipes *l, unsigned phase, const char *variant, char **path,
+                        Err *e)
+{
+	*path = layout_recipe_variant(l->dir, phase, variant);
+	if (access(*path, F_OK) == 0)
+		return 0;
+	size_t n = 0;
+	Err ig = ERR_INIT;
+	int have_n = splice_layer_phases(l, &n, &ig);
+	err_release(&ig);
+	if (have_n == 0 && phase > n)
+		ana_phase_missing(NULL, phase, l->layer, n, e);
+	else if (variant && *variant)
+		err_set(e, "layer '%s' has no recipe for phase %u in the variant '%s': '%s' does not exist",
+		        l->layer, phase, variant, *path);
+	else
+		err_set(e,
+		        "layer '%s' has no recipe for phase %u: '%s' does not exist\n"
+		        "  (write one with 'd4r-splice recipe new %s --phase %u')",
+		        l->layer, phase, *path, l->layer, phase);
+	free(*path);
+	*path = NULL;
+	return -1;
+}
+
+int splice_recipe_phase_check(const Recipe *r, unsigned phase, Err *e)
+{
+	if (phase && r->cut == CUT_PHASE && r->phase != phase)
+		return err_set(e, "%s: the recipe cuts phase %u, --phase says %u", r->path, r->phase,
+		               phase);
+	return 0;
+}
+
+int splice_layer_recipe(const LayerRecipes *l, unsigned phase, const char *variant,
+                        const char *recipe_opt, Recipe *r, Err *e)
+{
+	char *path = NULL;
+	if (recipe_opt)
+		path = xstrdup(recipe_opt);
+	else if (splice_phase_recipe(l, phase, variant, &path, e) < 0)
+		return -1;
+	int rc = rcp_load(path, r, e);
+	free(path);
+	if (rc < 0)
+		return -1;
+	if (splice_recipe_phase_check(r, phase, e) < 0) {
+		rcp_release(r);
+		return -1;
+	}
+	return 0;
 }

@@ -32,6 +32,7 @@
 
 #include "ana/ana.h"
 #include "base/layout.h"
+#include "base/numlist.h"
 #include "ptx/emit.h"
 #include "template.h"
 
@@ -41,77 +42,22 @@
 
 int splice_phase_list(const char *s, uint32_t **out, size_t *n, Err *e)
 {
-	VEC(uint32_t) v = {0};
-	const char *p = s;
+	NumList l = {0};
 	*out = NULL;
 	*n = 0;
-	if (!*p)
-		return err_set(e,
-		               "an empty phase list (give numbers and ranges: 1-10,13)");
-	while (*p) {
-		const char *part = p;
-		char *end;
-		if (*p < '0' || *p > '9')
-			goto bad;
-		unsigned long a = strtoul(p, &end, 10), b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (*p < '0' || *p > '9')
-				goto bad;
-			b = strtoul(p, &end, 10);
-			p = end;
-		}
-		if (*p && *p != ',')
-			goto bad;
-		if (a < 1 || b < 1 || a > 1000000 || b > 1000000) {
-			VEC_FREE(v);
-			return err_set(e, "phase list '%s': '%.*s': phases count from 1",
-			               s, (int)(p - part), part);
-		}
-		if (b < a) {
-			VEC_FREE(v);
-			return err_set(e, "phase list '%s': '%.*s' runs backwards", s,
-			               (int)(p - part), part);
-		}
-		for (unsigned long k = a; k <= b; k++)
-			VEC_PUSH(v, (uint32_t)k);
-		if (*p == ',') {
-			p++;
-			if (!*p)
-				goto bad_end;
-		}
-		continue;
-	bad:;
-		const char *q = part;
-		while (*q && *q != ',')
-			q++;
-		VEC_FREE(v);
-		return err_set(e,
-		               "phase list '%s': '%.*s' is not a number or a range N-M",
-		               s, (int)(q - part), part);
+	if (numlist_parse(s, 1, UINT32_MAX, &l, e) < 0) {
+		StrBuf m = STRBUF_INIT;
+		sb_addf(&m, "phase list %s", err_msg(e));
+		err_set(e, "%s", m.p);
+		sb_release(&m);
+		return -1;
 	}
-	goto sort;
-bad_end:
-	VEC_FREE(v);
-	return err_set(e, "phase list '%s': an empty part after the last ','", s);
-sort:
-	for (size_t i = 1; i < v.n; i++)
-		for (size_t j = i; j > 0 && v.v[j - 1] > v.v[j]; j--) {
-			uint32_t t = v.v[j];
-			v.v[j] = v.v[j - 1];
-			v.v[j - 1] = t;
-		}
-	size_t u = 0;
-	for (size_t i = 0; i < v.n; i++)
-		if (!u || v.v[u - 1] != v.v[i])
-			v.v[u++] = v.v[i];
-	*out = v.v;
-	*n = u;
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }
 
-int splice_select(const char *layer_dir, const char *phases, const char *variant,
+int splice_select(const LayerRecipes *layer, const char *phases, const char *variant,
                   Recipe **out, size_t *n, Err *e)
 {
 	uint32_t *ph;
@@ -122,10 +68,10 @@ int splice_select(const char *layer_dir, const char *phases, const char *variant
 		return -1;
 	Recipe *r = xcalloc(np, sizeof(Recipe));
 	for (size_t i = 0; i < np; i++) {
-		char *path = layout_recipe_variant(layer_dir, ph[i], variant);
-		int rc = access(path, F_OK) == 0
-		             ? rcp_load(path, &r[i], e)
-		             : err_set(e, "phase %u: no recipe '%s'", ph[i], path);
+		char *path = NULL;
+		int rc = splice_phase_recipe(layer, ph[i], variant, &path, e);
+		if (rc == 0)
+			rc = rcp_load(path, &r[i], e);
 		free(path);
 		if (rc < 0) {
 			for (size_t k = 0; k < i; k++)

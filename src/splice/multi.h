@@ -16,6 +16,7 @@
 #ifndef D4R_SPLICE_MULTI_H
 #define D4R_SPLICE_MULTI_H
 
+#include "locate.h"
 #include "splice.h"
 
 /*
@@ -29,12 +30,13 @@ int splice_phase_list(const char *s, uint32_t **out, size_t *n, Err *e);
 
 /*
  * The recipes of a selection: for each phase of `phases` (a list as above),
- * layer_dir/phase-NN.json, or phase-NN-VARIANT.json with a variant, loaded
+ * the layer's phase-NN.json, or phase-NN-VARIANT.json with a variant, loaded
  * (rcp_load).  *out gets n recipes (malloc'd; release each with rcp_release
- * and free the array).  -1 naming the first file that is missing or does
+ * and free the array).  -1 naming the first phase the layer does not have
+ * or has no recipe for (splice_phase_recipe), or the first recipe that does
  * not load.
  */
-int splice_select(const char *layer_dir, const char *phases, const char *variant,
+int splice_select(const LayerRecipes *layer, const char *phases, const char *variant,
                   Recipe **out, size_t *n, Err *e);
 
 typedef struct {

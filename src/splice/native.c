@@ -673,8 +673,7 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	cJSON *root = NULL;
 	const char *form_name = native_form_name(req->form);
 	if (!req->phase || req->phase > pl.n) {
-		err_set(e, "phase %u: '%s' has %zu mma phases", req->phase, req->entry,
-		        pl.n);
+		ana_phase_missing(NULL, req->phase, req->layer ? req->layer : req->entry, pl.n, e);
 		goto out;
 	}
 	const Phase *ph = &pl.v[req->phase - 1];

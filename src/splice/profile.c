@@ -175,9 +175,9 @@ int prof_plan(const Module *m, const Func *f, const NumList *window, ProfilePlan
 	}
 	for (size_t i = 0; window && i < window->n; i++)
 		if (window->v[i] > pl.n) {
-			Str fn = mod_str(m, f->name);
-			err_set(e, "profile: '%.*s' has %zu phases, there is no phase %u",
-			        (int)fn.n, fn.p, pl.n, window->v[i]);
+			char *who = xstrndup(mod_str(m, f->name).p, mod_str(m, f->name).n);
+			ana_phase_missing("--window", window->v[i], who, pl.n, e);
+			free(who);
 			goto out;
 		}
 	if (kernel_reads(pp, m, f, 0, pp->exit, e) < 0)

@@ -187,8 +187,8 @@ int splice_scaffold(const ScaffoldRequest *req, StrBuf *recipe_json, StrBuf *tem
 	if (req->phase) {
 		if (ana_phase_range(m, f, 0, req->phase, req->with_epilogue, &first,
 		                    &last, &nph) < 0) {
-			err_set(e, "phase %u: '%s' has %zu mma phases", req->phase,
-			        req->entry, nph);
+			ana_phase_missing(NULL, req->phase, req->layer ? req->layer : req->entry,
+			                  nph, e);
 			goto out;
 		}
 	} else if (last >= f->nstmt || first > last) {

@@ -131,9 +131,12 @@ static int resolve_cut(const Module *m, const Func *f, const Recipe *r, uint32_t
 		return 0;
 	}
 	size_t n = 0;
-	if (ana_phase_range(m, f, 0, r->phase, r->with_epilogue, first, last, &n) < 0)
-		return err_set(e, "%s: cut phase %u: '%.*s' has %zu mma phases", r->path,
-		               r->phase, fl, fname, n);
+	if (ana_phase_range(m, f, 0, r->phase, r->with_epilogue, first, last, &n) < 0) {
+		char *who = r->layer ? xstrdup(r->layer) : xstrndup(mod_str(m, f->name).p, mod_str(m, f->name).n);
+		ana_phase_missing(r->path, r->phase, who, n, e);
+		free(who);
+		return -1;
+	}
 	return 0;
 }
 

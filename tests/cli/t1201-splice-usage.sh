@@ -35,7 +35,7 @@ expect_rc 2 "$D4R" recipe
 expect_grep '^usage: d4r-splice recipe new' "$T/err"
 expect_rc 0 "$D4R" recipe --help
 expect_rc 2 "$D4R" recipe frob
-expect_grep "unknown subcommand 'frob'" "$T/err"
+expect_grep "unknown sub-verb 'frob'" "$T/err"
 expect_rc 2 "$D4R" recipe new small
 expect_grep "give LAYER and --phase N" "$T/err"
 expect_rc 2 "$D4R" recipe new small --phase 1 --cut sideways

@@ -13,15 +13,15 @@ cd "$TOP" || exit 1
 
 # the list and the variant, refused by name
 expect_rc 2 "$D4R" splice enc4 --phases 0 -o "$T/x.ptx"
-expect_grep "phase list '0': '0': phases count from 1" "$T/err"
+expect_grep "phase list '0': '0': the numbers count from 1" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 5-3 -o "$T/x.ptx"
 expect_grep "'5-3' runs backwards" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 1,,2 -o "$T/x.ptx"
-expect_grep "is not a number or a range N-M" "$T/err"
+expect_grep "is not a number or a range A-B" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 62-63 -o "$T/x.ptx"
-expect_grep "phase 63: no recipe '.*recipes/enc4/phase-63\.json'" "$T/err"
+expect_grep "^d4r-splice: phase 63 does not exist: enc4 has 62 phases$" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 1-2 --variant nope -o "$T/x.ptx"
-expect_grep "phase 1: no recipe '.*recipes/enc4/phase-01-nope\.json'" "$T/err"
+expect_grep "layer 'enc4' has no recipe for phase 1 in the variant 'nope': '.*recipes/enc4/phase-01-nope\.json' does not exist" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 1-2 --variant 'f 16' -o "$T/x.ptx"
 expect_grep "option '--variant': 'f 16' is not a variant name" "$T/err"
 expect_rc 2 "$D4R" splice enc4 --phases 1-2 --phase 3

@@ -58,7 +58,7 @@ expect_rc 2 "$D4R" recipe check --module "$TOP/tests/golden/splice/small.ptx" --
 expect_grep "stale recipe: the cut s17\.\.s18 .* does not match its guards" "$T/err"
 expect_grep "mma: +expected 24, found 2" "$T/err"
 expect_rc 2 "$D4R" recipe check --module "$TOP/tests/golden/splice/small.ptx" --entry small_kernel $R/phase-21.json
-expect_grep "cut phase 21: 'small_kernel' has 2 mma phases" "$T/err"
+expect_grep "phase-21.json: phase 21 does not exist: enc4 has 2 phases" "$T/err"
 
 # 5. several at once: phase 2 loads its A at s7548, before phase 1; a phase-1
 # template that writes shared memory would break that proof

@@ -26,7 +26,7 @@ expect_rc 0 "$D4R" show "$K" --stmts 23:26 --entry k --live
 expect_grep 'global stores 1' "$T/out"
 
 expect_rc 2 "$D4R" show "$K" --entry k --phase 9
-expect_grep "phase 9 does not exist: 'k' has 3 phases" "$T/err"
+expect_grep "show: phase 9 does not exist: k has 3 phases" "$T/err"
 expect_rc 2 "$D4R" show "$K" --entry k --stmts 5:999
 expect_grep "s999 does not exist" "$T/err"
 expect_rc 2 "$D4R" show "$K" --entry k --stmts 9:3

@@ -24,6 +24,10 @@ mutate 'del P[7]["gemm"]["mma"]' no-mma
 check no-mma "^gen-enc4: phase 8: field 'gemm.mma': missing$"
 mutate 'P[20]["gemm"]["mma"] = 21' mma-chains
 check mma-chains "^gen-enc4: phase 21: field 'gemm.mma': 21 != chains 4 \* k_chain_len 5$"
+# README's and the man page's sample of this refusal are what it prints
+python3 "$TOP/tests/cli/docs-run.py" "$TOP" sample \
+	"scripts/gen-enc4 --descriptor mma-chains.json --shape corpus/enc4/enc4.ptx" "$T/err" ||
+	fail "the documentation's gen-enc4 sample is not what gen-enc4 prints"
 mutate 'P[11]["gemm"]["k"] = 64' bad-k
 check bad-k "^gen-enc4: phase 12: field 'gemm.k': 64 != 32 \* k_chain_len 3$"
 mutate 'P[0]["gemm"]["banded"] = True' bad-banded

@@ -50,7 +50,8 @@ expect_no_grep "Stand-in" "$T/out"
 cp "$T/saved.frame" "$oracle"
 expect_rc 0 "$D4R" smoke --phase 1 --runs 0
 expect_grep "^smoke phase 1: IDENTICAL \(spliced frame = oracle, 1024 bytes, sha256 [0-9a-f]{16}\)$" "$T/out"
-expect_grep "^  oracle    $oracle$" "$T/out"
+# the layer's oracle, inside the current folder: named relative to it (d4r-splice(1), OUTPUTS)
+expect_grep "^  oracle    corpus/smoke/oracle.frame$" "$T/out"
 expect_grep "^  original  .*\[ok, = oracle\]$" "$T/out"
 expect_rc 1 "$D4R" smoke --phase 1 --recipe recipes/smoke/mark.json --runs 0
 expect_grep "^smoke phase 1: DIFFERS \(spliced frame differs from the oracle\)$" "$T/out"

@@ -38,7 +38,7 @@ one_json 2 error "phase" "$D4R" smoke --json --phase x
 one_json 2 error "unexpected argument 'extra'" job smoke extra --phase 1
 one_json 2 error "needs --phase N" job smoke
 one_json 2 error "no layer 'nosuch'" job nosuch --phase 1
-one_json 2 error "layer 'smoke' has no recipe for phase 9" job smoke --phase 9
+one_json 2 error "phase 9 does not exist: smoke has 1 phase" job smoke --phase 9
 python3 - recipes/smoke/phase-01.json "$T/stale.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

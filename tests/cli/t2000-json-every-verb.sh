@@ -2,7 +2,9 @@
 # t2000-json-every-verb: every verb that prints results takes --json and
 # prints one JSON document that parses, has "status" and "exit" (equal to
 # the exit status), and has every key the man page's JSON OUTPUT section
-# lists for it (and for the objects in its arrays).  The section's list of
+# lists for it (and for the objects in its arrays), and no key the list
+# does not have: both ways, at every path the list names ("[key]": a key
+# there only sometimes).  The section's list of
 # verbs is the one below.  Where a verb also prints lines, the JSON carries
 # the same statements and lines; an error of each verb is an error document.
 # GPU verbs run on the stand-in driver.
@@ -77,17 +79,35 @@ def nodes(o, path):
         out = nxt
     return out
 
-checked = 0
-for line in open(sys.argv[2]):
-    v, path, keys = line.rstrip("\n").split("\t")
+# Both ways: every key listed (but a [key], there only sometimes) is
+# printed, and every key printed at a listed path is listed.
+# A key whose objects have a list of their own (live, functions[]) is
+# listed by that list.
+checked, problems = 0, []
+entries = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+paths = [p for v, p, k in entries if v == verb]
+for v, path, keys in entries:
     if v != verb:
         continue
     objs = nodes(doc, path)
     assert objs, "%s: nothing at '%s' to check" % (verb, path)
+    always = [k for k in keys.split() if not k.startswith("[")]
+    listed = set(k.strip("[]") for k in keys.split())
+    pre = path + "." if path else ""
+    listed |= {q[len(pre):].split(".")[0].rstrip("[]") for q in paths
+               if q.startswith(pre) and q != path}
+    if not path:
+        listed |= {"status", "exit"}
     for o in objs:
-        for k in keys.split():
-            assert k in o, "%s: '%s' has no key '%s': %s" % (verb, path or "the document", k, sorted(o))
+        for k in always:
+            if k not in o:
+                problems.append("'%s' has no key '%s': %s" % (path or "the document", k, sorted(o)))
             checked += 1
+        extra = sorted(set(o) - listed)
+        if extra:
+            problems.append("'%s' prints %s, which the man page's JSON OUTPUT does not list" % (
+                path or "the document", extra))
+assert not problems, "%s: %s" % (verb, "; ".join(sorted(set(problems))))
 assert checked, verb
 PY
 }
@@ -114,8 +134,10 @@ json roundtrip 0 "$D4R" roundtrip "$M" --json
 fatbin_ptx "$M" 90 >"$T/m.fatbin"
 json extract 0 "$D4R" extract --list "$T/m.fatbin" --json
 json "recipe new" 0 "$D4R" recipe new smoke --phase 1 --template identity -o "$T/new.json" --json
+cp "$T/out" "$T/new.json.out"
 json "recipe check" 0 "$D4R" recipe check recipes/smoke/phase-01.json --json
 json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json
+cp "$T/out" "$T/splice.json"
 if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
 	json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json --check=ptxas
 	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["ptxas"]; assert p["accepted"] is True and p["arch"] == "sm_90", p' "$T/out" ||
@@ -165,6 +187,22 @@ cp "$T/out" "$T/check.json"
 json bisect 0 "$D4R" bisect smoke --phase 1 --json
 json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
 json job 0 "$D4R" smoke --phase 1 --runs 0 --json
+cp "$T/out" "$T/job.json"
+# One name for one file: the layer's module, found through the repository,
+# is the same relative path in every verb (never absolute in one and as
+# typed in another), and so are the recipe and the oracle.
+python3 - "$T" <<'PY' || fail "the verbs name the layer's files differently"
+import json, sys
+t = sys.argv[1]
+docs = {n: json.load(open("%s/%s" % (t, f))) for n, f in
+        (("splice", "splice.json"), ("recipe new", "new.json.out"), ("job", "job.json"), ("show", "show.json"))}
+for n, d in docs.items():
+    assert d["module"] == "corpus/smoke/smoke.ptx", (n, d["module"])
+assert docs["splice"]["recipe"] == docs["job"]["recipe"] == "recipes/smoke/phase-01.json", docs["job"]["recipe"]
+assert docs["job"]["oracle"] == "corpus/smoke/oracle.frame", docs["job"]["oracle"]
+c = docs["recipe new"]["cut"]
+assert c == {"stmt_range": [10, 10], "line_range": [22, 22], "mma": 1}, c
+PY
 
 # The JSON says what the lines say.
 expect_rc 0 "$D4R" grep "$M" 'mma|ret'

@@ -3,7 +3,10 @@
 # tests/cli/docs-commands.txt: the main job, check, run, diff, bisect) run
 # with the exit status and output written there (a regular expression over
 # the text, or for --json the document compared as JSON), in a scratch copy
-# of the repository's data with d4r-splice on PATH.  The no-GPU ones are
+# of the repository's data with d4r-splice on PATH, and README's and the man
+# page's samples of them are what they print now (docs-run.py: times and
+# ratios masked; t2001 holds the same samples to the run recorded in
+# tests/cli/docs-samples/).  The no-GPU ones are
 # tests/cli/t2001-docs-run.sh's.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$D4R_TOP/tests/gpu/enc4-lib.sh"

@@ -47,18 +47,18 @@ static void test_numlist__items_and_ranges(void **state)
 	expect_list("8", one, 1);
 	const uint32_t mixed[] = {1, 2, 3, 13, 21, 22};
 	expect_list("1-3,13,21-22", mixed, 6);
-	/* sorted, each once: overlaps and repeats are accepted */
-	const uint32_t merged[] = {1, 2, 3, 4, 7};
-	expect_list("3,7,1-4,2", merged, 5);
+	/* sorted */
+	const uint32_t sorted[] = {1, 2, 3, 4, 7};
+	expect_list("7,1-4", sorted, 5);
 	const uint32_t single[] = {5};
 	expect_list("5-5", single, 1);
 	const uint32_t ends[] = {1, 62};
 	expect_list("62,1", ends, 2);
-	/* the whole range, and one of its numbers again: 1..62 once each */
+	/* the whole range: 1..62 once each */
 	uint32_t all[62];
 	for (uint32_t i = 0; i < 62; i++)
 		all[i] = i + 1;
-	expect_list("1-62,8", all, 62);
+	expect_list("1-62", all, 62);
 	NumList l;
 	Err e = ERR_INIT;
 	assert_int_equal(numlist_parse("1-10,13,21-60", 1, 62, &l, &e), 0);
@@ -86,6 +86,11 @@ static void test_numlist__refused(void **state)
 	expect_error("60-63", "'60-63' is outside 1-62");
 	expect_error("1-62,8,61-64", "'61-64' is outside 1-62");
 	expect_error("99999999999", "is not a number");
+	/* a number listed twice, by two items or by one and a range */
+	expect_error("1-62,8", "'1-62,8': 8 is listed twice (in '1-62' and '8')");
+	expect_error("3,7,1-4", "3 is listed twice (in '3' and '1-4')");
+	expect_error("5,5", "5 is listed twice (in '5' and '5')");
+	expect_error("1-3,2-4", "2 is listed twice (in '1-3' and '2-4')");
 	NumList l;
 	Err e = ERR_INIT;
 	assert_int_equal(numlist_parse("1-2000000", 1, UINT32_MAX, &l, &e), -1);

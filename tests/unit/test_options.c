@@ -305,17 +305,26 @@ static void test_options__good_values(void **state)
 	assert_string_equal(r.v.arch.name, "sm_89");
 }
 
-static void test_options__optional_value_only_after_equals(void **state)
+static void test_options__optional_value_next_word_or_after_equals(void **state)
 {
 	(void)state;
 	Run r;
+	/* the next word: a choice, or (no choices) a word that is not an option */
 	setup(&r);
-	parse(&r, "--keep", "dir", "--check", NULL);
+	parse(&r, "--keep", "dir", "--check", "none", NULL);
+	finish(&r);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.v.keep, "dir");
+	assert_string_equal(r.v.check, "none");
+	/* anything else stays where it was; the option takes its default */
+	setup(&r);
+	parse(&r, "--check", "x.json", "--keep", "--json", NULL);
 	finish(&r);
 	assert_int_equal(r.n, 1);
-	assert_string_equal(r.args[0], "dir");
-	assert_string_equal(r.v.keep, "");
+	assert_string_equal(r.args[0], "x.json");
 	assert_string_equal(r.v.check, "ptxas");
+	assert_string_equal(r.v.keep, "");
+	assert_true(r.v.json);
 	setup(&r);
 	parse(&r, "--keep=out", "--check=none", NULL);
 	finish(&r);
@@ -360,10 +369,10 @@ static void test_options__help_lists_every_option(void **state)
 	                    "      --gap N             the gap\n"
 	                    "      --runs N            timed runs\n"
 	                    "      --phase N           the phase\n"
-	                    "      --check[=ptxas|none]\n"
+	                    "      --check [ptxas|none]\n"
 	                    "                          run ptxas\n"
 	                    "      --ptxas             the same as --check=ptxas\n"
-	                    "      --keep[=DIR]        keep the files\n"
+	                    "      --keep [DIR]        keep the files\n"
 	                    "      --timeout S         seconds\n"
 	                    "      --arch sm_XX        the target\n"
 	                    "  -h, --help              print this help\n");
@@ -433,7 +442,7 @@ int main(void)
 	    cmocka_unit_test(test_options__flag_takes_no_value),
 	    cmocka_unit_test(test_options__bad_values_name_option_and_value),
 	    cmocka_unit_test(test_options__good_values),
-	    cmocka_unit_test(test_options__optional_value_only_after_equals),
+	    cmocka_unit_test(test_options__optional_value_next_word_or_after_equals),
 	    cmocka_unit_test(test_options__alias_stands_for_its_option),
 	    cmocka_unit_test(test_options__help_lists_every_option),
 	    cmocka_unit_test(test_options__list_options_rows),

@@ -164,7 +164,7 @@ static void test_profile__plan_points(void **state)
 	ProfilePlan bad;
 	VEC_PUSH(two, 4);
 	assert_int_equal(prof_plan(m, f, &two, &bad, &e), -1);
-	assert_non_null(strstr(err_msg(&e), "has 3 phases, there is no phase 4"));
+	assert_non_null(strstr(err_msg(&e), "--window: phase 4 does not exist: pattern has 3 phases"));
 	prof_plan_release(&bad);
 	numlist_release(&two);
 	prof_plan_release(&pw);
