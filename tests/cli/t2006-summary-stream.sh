@@ -19,7 +19,7 @@ summary() { # PATTERN CMD... : exit 0, nothing on stdout, PATTERN on stderr
 	expect_grep "$want" "$T/err"
 }
 summary '^wrote: +s\.ptx \(' splice enc4 --phase 8 -o s.ptx
-summary '^recipe: +wrote my\.json' recipe new enc4 --phase 8 -o my.json
+summary '^recipe: +wrote my\.json' recipe new enc4 --phase 8 --template ./my.ptx -o my.json
 summary '^wrote: +p\.ptx \(' probe "$M" --phases 8 -o p.ptx
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n' >k.ptx
 fatbin_ptx k.ptx 90 >k.fatbin
@@ -28,7 +28,7 @@ summary '^extract: 1 PTX entries' extract k.fatbin -o x
 expect_rc 0 "$D4R" splice enc4 --phase 8 -o s2.ptx --json
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" || fail "splice --json: stdout is not one document"
 expect_grep '^wrote: +s2\.ptx \(' "$T/err"
-expect_rc 0 "$D4R" recipe new enc4 --phase 8 -o my2.json --json
+expect_rc 0 "$D4R" recipe new enc4 --phase 8 --template ./my2.ptx -o my2.json --json
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" || fail "recipe new --json: stdout is not one document"
 expect_grep '^recipe: +wrote my2\.json' "$T/err"
 # -o -: the module on stdout, the summary still on stderr
