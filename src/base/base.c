@@ -2,6 +2,7 @@
  * base.c - the aborting allocator and small string helpers.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include "base.h"
 
 #include <stdint.h>
@@ -102,6 +103,56 @@ bool str_starts(Str s, const char *prefix)
 {
 	size_t n = strlen(prefix);
 	return s.n >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+/* The distance of a[0..na) and b[0..nb), or cap + 1 when it is more than
+ * cap (names are short: at most 63 bytes are looked at). */
+static size_t edits(const char *a, size_t na, const char *b, size_t nb, size_t cap)
+{
+	enum { M = 64 };
+	if (na >= M || nb >= M || (na > nb ? na - nb : nb - na) > cap)
+		return cap + 1;
+	size_t d[M][M];
+	for (size_t i = 0; i <= na; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= nb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= na; i++)
+		for (size_t j = 1; j <= nb; j++) {
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			size_t v = d[i - 1][j - 1] + (ca != cb);
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[na][nb];
+}
+
+const char *str_nearest(const char *s, size_t n, const char *const *names, size_t count)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+	bool tie = false;
+	for (size_t i = 0; i < count; i++) {
+		if (!names[i])
+			continue;
+		size_t len = strlen(names[i]), cap = len <= 4 ? 1 : 2;
+		size_t d = edits(s, n, names[i], len, cap);
+		if (d > cap || d == 0)
+			continue;
+		if (d < best_d) {
+			best = names[i];
+			best_d = d;
+			tie = false;
+		} else if (d == best_d && strcmp(best, names[i]))
+			tie = true;
+	}
+	return tie ? NULL : best;
 }
 
 double now_seconds(void)

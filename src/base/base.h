@@ -78,6 +78,14 @@ bool str_eq(Str a, Str b);
 bool str_eqc(Str a, const char *c);
 bool str_starts(Str s, const char *prefix);
 
+/* The one of names[0..count) (NULL entries skipped) nearest to s[0..n) by
+ * optimal-string-alignment distance (an insertion, a deletion, a
+ * substitution or a swap of neighbours counts one; case folded), within
+ * one edit of a name of up to four bytes and two of a longer one: for
+ * "did you mean".  NULL when none is that near, when s is one of them, or
+ * when two are equally near. */
+const char *str_nearest(const char *s, size_t n, const char *const *names, size_t count);
+
 /* Monotonic clock in seconds. */
 double now_seconds(void);
 

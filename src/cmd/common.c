@@ -222,51 +222,9 @@ int cmd_fail_rejected(const char *verb, const char *what, const char *out, const
 	                "it to '%s')", verb, what, out, written, out);
 }
 
-/* The optimal-string-alignment distance of a and b, or `cap` + 1 when it
- * is more than cap (names are short: a row of 64 is plenty). */
-static size_t edits(const char *a, const char *b, size_t cap)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63 || (la > lb ? la - lb : lb - la) > cap)
-		return cap + 1;
-	size_t d[64][64];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb];
-}
-
 const char *cmd_nearest(const char *word, const char *const *names, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = SIZE_MAX;
-	bool tie = false;
-	for (size_t i = 0; i < n; i++) {
-		size_t cap = strlen(names[i]) <= 4 ? 1 : 2;
-		size_t d = edits(word, names[i], cap);
-		if (d > cap || d == 0)
-			continue;
-		if (d < best_d) {
-			best = names[i];
-			best_d = d;
-			tie = false;
-		} else if (d == best_d)
-			tie = true;
-	}
-	return tie ? NULL : best;
+	return str_nearest(word, strlen(word), names, n);
 }
 
 const char *cmd_nearest_verb(const char *word, const CmdVerb *table)

@@ -138,52 +138,11 @@ static bool known_word(const char *p, size_t n)
 
 /* ---- the nearest spelling ----------------------------------------------------- */
 
-/* Optimal string alignment distance of a[0..na) and b[0..nb), case
- * folded; words are short (at most 63 bytes are looked at). */
-static unsigned distance(const char *a, size_t na, const char *b, size_t nb)
-{
-	enum { M = 64 };
-	if (na >= M || nb >= M)
-		return 99;
-	unsigned d[M][M];
-	for (size_t i = 0; i <= na; i++)
-		d[i][0] = (unsigned)i;
-	for (size_t j = 0; j <= nb; j++)
-		d[0][j] = (unsigned)j;
-	for (size_t i = 1; i <= na; i++)
-		for (size_t j = 1; j <= nb; j++) {
-			unsigned cost = tolower((unsigned char)a[i - 1]) !=
-			                tolower((unsigned char)b[j - 1]);
-			unsigned v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < v)
-				v = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[na][nb];
-}
-
-/* The nearest of names[0..count) to s[0..n) within the allowed distance,
- * or NULL. */
+/* The nearest of names[0..count) to s[0..n) (str_nearest), or NULL. */
 static const char *nearest(const char *s, size_t n, const char *const *names,
                            size_t count)
 {
-	unsigned most = n <= 4 ? 1 : 2, best = most + 1;
-	const char *pick = NULL;
-	for (size_t i = 0; i < count; i++) {
-		if (!names[i])
-			continue;
-		unsigned d = distance(s, n, names[i], strlen(names[i]));
-		if (d < best) {
-			best = d;
-			pick = names[i];
-		}
-	}
-	return pick;
+	return str_nearest(s, n, names, count);
 }
 
 /* ---- the check ------------------------------------------------------------------ */

@@ -91,7 +91,9 @@ static void test_opcheck__misspellings_refused(void **state)
 	       "unknown modifier '.algined' of 'mma' (did you mean "
 	       "'mma.sync.aligned'?)",
 	       9);
-	expect("mmma.sync", "unknown instruction 'mmma' (did you mean 'mma.sync'?)", 0);
+	expect("mmaa.sync", "unknown instruction 'mmaa' (did you mean 'mma.sync'?)", 0);
+	/* equally near two instructions (mma, wmma): no guess */
+	expect("mmma.sync", "unknown instruction 'mmma': not in the PTX ISA's instruction set", 0);
 	expect("ld.global.L2::cache_hnit.f32",
 	       "unknown modifier '.L2::cache_hnit' of 'ld' (did you mean "
 	       "'ld.global.L2::cache_hint'?)",
