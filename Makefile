@@ -35,8 +35,17 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANITIZE) \
 LIBS      := -lpcre2-8 -lcjson -lzstd -llz4 -lpng -ldl -lm -lpthread
 TEST_LIBS := -lcmocka
 
-LIB_SRC   := $(sort $(wildcard src/base/*.c src/ptx/*.c src/ana/*.c src/splice/*.c \
-                               src/gpu/*.c src/bin/*.c src/cmd/*.c))
+# The injection library's own files (the tap inside PROGRAM, and the only
+# file that includes cupti.h) and the library files it carries, built
+# position-independent into $(BUILD)/libd4r-capture.so.
+CAPTURE_TAP := src/capture/tap.c src/capture/inject.c
+CAPTURE_LIB := src/capture/nvinfo.c src/bin/fatbin.c src/bin/objfile.c src/base/base.c \
+               src/base/strbuf.c src/base/err.c
+CUPTI_INC   ?= $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include \
+                 $(CUDA_HOME)/targets/x86_64-linux/include) $(CUDA_HOME)/include)
+LIB_SRC   := $(filter-out $(CAPTURE_TAP),$(sort $(wildcard src/base/*.c src/ptx/*.c \
+                               src/ana/*.c src/splice/*.c src/gpu/*.c src/bin/*.c \
+                               src/cmd/*.c src/capture/*.c)))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/src/main.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
