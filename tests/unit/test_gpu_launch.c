@@ -376,12 +376,27 @@ static CUresult m_cuLinkDestroy(CUlinkState s)
 	free(l);
 	return CUDA_SUCCESS;
 }
+/* The allocations handed out, for the stand-in's cuMemGetAddressRange and
+ * cuPointerGetAttribute (the capture tests' tap asks them). */
+static struct { CUdeviceptr p; size_t n; } allocs[256];
 static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
 	*p = (CUdeviceptr)(uintptr_t)calloc(1, n);
+	for (size_t i = 0; i < 256; i++)
+		if (!allocs[i].p) {
+			allocs[i].p = *p, allocs[i].n = n;
+			break;
+		}
 	return CUDA_SUCCESS;
 }
-static CUresult m_cuMemFree(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+static CUresult m_cuMemFree(CUdeviceptr p)
+{
+	for (size_t i = 0; i < 256; i++)
+		if (allocs[i].p == p)
+			allocs[i].p = 0;
+	free((void *)(uintptr_t)p);
+	return CUDA_SUCCESS;
+}
 static CUresult m_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
 {
 	memcpy((void *)(uintptr_t)d, s, n);
@@ -604,6 +619,13 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		return CUDA_ERROR_INVALID_VALUE;
 	const unsigned char *params = NULL;
 	size_t size = 0;
+	unsigned char kbuf[12];
+	if (!extra && kp && !strcmp(mf->name, "pattern")) { /* kernelParams: u64, u32 */
+		memcpy(kbuf, kp[0], 8);
+		memcpy(kbuf + 8, kp[1], 4);
+		params = kbuf;
+		size = 12;
+	}
 	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
 			params = extra[i + 1];
@@ -668,6 +690,45 @@ static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }
 
 #ifdef D4R_MOCK_SO
+/* What the capture tap asks of the driver.  cuFuncGetParamInfo gives
+ * nothing, as the H200's driver did inside a CUPTI launch callback. */
+static CUresult m_cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	for (size_t i = 0; i < 256; i++)
+		if (allocs[i].p && p >= allocs[i].p && p - allocs[i].p < allocs[i].n) {
+			*base = allocs[i].p, *size = allocs[i].n;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult m_cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	CUdeviceptr b;
+	size_t n;
+	if (m_cuMemGetAddressRange(&b, &n, p) != CUDA_SUCCESS)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+		*(unsigned *)data = CU_MEMORYTYPE_DEVICE;
+	else if (a == CU_POINTER_ATTRIBUTE_IS_MANAGED)
+		*(int *)data = 0;
+	else if (a == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+		*(int *)data = 0;
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	(void)f, (void)i, (void)off, (void)size;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult m_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	(void)s;
+	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
 /* The exported names; cuda.h maps some to versioned ones (cuMemAlloc ->
  * cuMemAlloc_v2), which is what the program looks up. */
 #define EXPORT(ret, name, params, args) \
@@ -718,6 +779,10 @@ EXPORT(CUresult, cuEventRecord, (CUevent e, CUstream s), (e, s))
 EXPORT(CUresult, cuEventSynchronize, (CUevent e), (e))
 EXPORT(CUresult, cuEventElapsedTime, (float *ms, CUevent a, CUevent b), (ms, a, b))
 EXPORT(CUresult, cuEventDestroy, (CUevent e), (e))
+EXPORT(CUresult, cuMemGetAddressRange, (CUdeviceptr *b, size_t *n, CUdeviceptr p), (b, n, p))
+EXPORT(CUresult, cuPointerGetAttribute, (void *d, CUpointer_attribute a, CUdeviceptr p), (d, a, p))
+EXPORT(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *o, size_t *n), (f, i, o, n))
+EXPORT(CUresult, cuStreamIsCapturing, (CUstream s, CUstreamCaptureStatus *st), (s, st))
 #endif
 /* MOCK-END */
 

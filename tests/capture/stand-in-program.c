@@ -1,0 +1,93 @@
+/*
+ * stand-in-program.c - a program as the CUDA driver and CUPTI would show it
+ * to the injection library, for the capture tests without a GPU.
+ *
+ * It loads the stand-in driver ($D4R_LIBCUDA) and, as the real driver does
+ * with CUDA_INJECTION64_PATH, the injection library; then it calls the tap
+ * where CUPTI's callbacks would (the module load, launch entry and exit).
+ * The kernel is the stand-in's "pattern" (byte i = 7 i + k over 4 x 256
+ * threads), its parameters passed as kernelParams, so the tap needs their
+ * layout (the stand-in's cuFuncGetParamInfo gives none, as on the H200)
+ * from the module's PTX.
+ *
+ *   stand-in-program MODULE.ptx [MODE]
+ *     MODE "ok"      one launch of pattern with k = 90 (default)
+ *     MODE "twice"   two launches, k = 90 then k = 91
+ *     MODE "racy"    the program writes byte 5 of the output after the
+ *                    kernel and before the launch call returns (as another
+ *                    stream or an atomic would): a replay cannot reproduce it
+ *     MODE "fail"    exit status 3 after the launch
+ *     MODE "none"    no launch at all
+ */
+#include "capture/tap.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEED(x)                                                                     \
+	do {                                                                            \
+		if ((x) != CUDA_SUCCESS) {                                                  \
+			fprintf(stderr, "stand-in-program: %s failed\n", #x);                   \
+			return 2;                                                               \
+		}                                                                           \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 2 ? argv[2] : "ok";
+	void *cu = dlopen(getenv("D4R_LIBCUDA"), RTLD_NOW | RTLD_GLOBAL);
+	if (!cu) {
+		fprintf(stderr, "stand-in-program: %s\n", dlerror());
+		return 2;
+	}
+	const char *inj_path = getenv("CUDA_INJECTION64_PATH");
+	void *inj = inj_path ? dlopen(inj_path, RTLD_NOW) : NULL;
+	void (*tap_module)(const void *, size_t) = inj ? dlsym(inj, "d4r_tap_module") : NULL;
+	void (*tap_enter)(const TapLaunch *, void **) =
+	    inj ? dlsym(inj, "d4r_tap_launch_enter") : NULL;
+	void (*tap_exit)(const TapLaunch *, void *) = inj ? dlsym(inj, "d4r_tap_launch_exit") : NULL;
+	CUresult (*init)(unsigned) = dlsym(cu, "cuInit");
+	CUresult (*load)(CUmodule *, const void *, unsigned, CUjit_option *, void **) =
+	    dlsym(cu, "cuModuleLoadDataEx");
+	CUresult (*getf)(CUfunction *, CUmodule, const char *) = dlsym(cu, "cuModuleGetFunction");
+	CUresult (*alloc)(CUdeviceptr *, size_t) = dlsym(cu, "cuMemAlloc_v2");
+	CUresult (*memset8)(CUdeviceptr, unsigned char, size_t) = dlsym(cu, "cuMemsetD8_v2");
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+	                   unsigned, CUstream, void **, void **) = dlsym(cu, "cuLaunchKernel");
+	FILE *f = fopen(argv[1], "rb");
+	static char ptx[1 << 16];
+	size_t n = f ? fread(ptx, 1, sizeof ptx - 1, f) : 0;
+	if (!f || !n)
+		return 2;
+	fclose(f);
+	NEED(init(0));
+	CUmodule mod;
+	CUfunction fn;
+	NEED(load(&mod, ptx, 0, NULL, NULL));
+	if (tap_module)
+		tap_module(ptx, n);
+	NEED(getf(&fn, mod, "pattern"));
+	CUdeviceptr out, unused;
+	NEED(alloc(&unused, 64));
+	NEED(alloc(&out, 1024));
+	NEED(memset8(out, 0xff, 1024));
+	unsigned runs = !strcmp(mode, "none") ? 0 : !strcmp(mode, "twice") ? 2 : 1;
+	for (unsigned r = 0; r < runs; r++) {
+		unsigned k = 90 + r;
+		void *args[] = {&out, &k};
+		TapLaunch l = {.api = "cuLaunchKernel", .kernel = "pattern", .f = fn,
+		               .grid = {4, 1, 1}, .block = {256, 1, 1}, .cluster = {1, 1, 1},
+		               .kernel_params = args};
+		void *cookie = NULL;
+		if (tap_enter)
+			tap_enter(&l, &cookie);
+		NEED(launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+		if (!strcmp(mode, "racy"))
+			NEED(memset8(out + 5, 0, 1));
+		if (tap_exit)
+			tap_exit(&l, cookie);
+	}
+	return !strcmp(mode, "fail") ? 3 : 0;
+}
