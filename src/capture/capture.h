@@ -99,6 +99,24 @@ typedef struct {
 	unsigned char *before, *after; /* its bytes before and after the launch */
 } CapAlloc;
 
+/* A CUDA array behind a texture or surface object parameter (2-D). */
+typedef struct {
+	unsigned width, height, channels;
+	char format[8];                  /* the manifest's name: "f16", "u8", ... */
+	bool texture, surface;           /* objects of each kind over it */
+	char filter[8], address[8];      /* the texture's: "point", "clamp", ... */
+	bool normalized, read_float;
+	uint64_t bytes;                  /* rows packed */
+	unsigned char *before, *after;
+} CapArray;
+
+/* A parameter that is a texture or surface object: the 8 bytes at offset. */
+typedef struct {
+	uint32_t offset;
+	bool surface;                    /* else a texture */
+	unsigned array;
+} CapObject;
+
 typedef struct {
 	char *kernel;
 	unsigned launch; /* 1 for the first launch of this kernel */
@@ -111,6 +129,11 @@ typedef struct {
 	char *param_source; /* "cuFuncGetParamInfo", "nv.info", "ptx", "extra" */
 	CapAlloc *allocs;
 	size_t nallocs;
+	CapArray *arrays;
+	size_t narrays;
+	CapObject *objects;
+	size_t nobjects;
+	bool at_recorded_addresses; /* every buffer at its recorded address */
 	unsigned char *image; /* the module image */
 	size_t image_size;
 	bool synchronised; /* the context was synchronised around the launch */

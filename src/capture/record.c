@@ -61,6 +61,15 @@ static void free_allocs(CapRecord *r)
 	free(r->allocs);
 	r->allocs = NULL;
 	r->nallocs = 0;
+	for (size_t i = 0; i < r->narrays; i++) {
+		free(r->arrays[i].before);
+		free(r->arrays[i].after);
+	}
+	free(r->arrays);
+	free(r->objects);
+	r->arrays = NULL;
+	r->objects = NULL;
+	r->narrays = r->nobjects = 0;
 }
 
 void cap_record_release(CapRecord *r)
@@ -138,7 +147,78 @@ static const char *const record_keys[] = {"kernel",       "launch",
                                           "cluster",      "dynamic_shared_bytes",
                                           "param_size",   "param_source",
                                           "params",       "allocations",
-                                          "synchronised", NULL};
+                                          "synchronised", "arrays",
+                                          "objects",      NULL};
+
+static const char *const format_names[] = {"u8", "u16", "u32", "s8", "s16", "s32", "f16", "f32",
+                                           NULL};
+static const unsigned format_sizes[] = {1, 2, 4, 1, 2, 4, 2, 4};
+static const char *const filter_names[] = {"point", "linear", NULL};
+static const char *const address_names[] = {"clamp", "wrap", "border", "mirror", NULL};
+
+/* The "arrays" and "objects" of a record (CUDA arrays behind texture and
+ * surface parameters) and their rI.before / rI.after copies. */
+static int load_arrays(JsonDoc *d, const cJSON *o, const char *dir, CapRecord *r, Err *e)
+{
+	const cJSON *as = json_member(d, o, "arrays", 0), *os = json_member(d, o, "objects", 0);
+	if (!as && !os)
+		return 0;
+	if (!as || !os || !cJSON_IsArray(as) || !cJSON_IsArray(os))
+		return json_bad(d, "'arrays' and 'objects' are arrays, given together");
+	size_t mark = json_push(d, "arrays");
+	r->arrays = xcalloc((size_t)cJSON_GetArraySize(as) + 1, sizeof(*r->arrays));
+	for (int i = 0; i < cJSON_GetArraySize(as); i++) {
+		const cJSON *a = cJSON_GetArrayItem(as, i);
+		size_t m2 = json_push_index(d, (size_t)i);
+		CapArray *ar = &r->arrays[r->narrays++];
+		int64_t w, h, ch;
+		int fmt = 0, filter = 0, address = 0;
+		if (json_object(d, a) < 0 ||
+		    json_get_int(d, a, "width", JSON_REQUIRED, 1, 65536, &w) < 0 ||
+		    json_get_int(d, a, "height", JSON_REQUIRED, 1, 65536, &h) < 0 ||
+		    json_get_int(d, a, "channels", JSON_REQUIRED, 1, 4, &ch) < 0 ||
+		    json_get_enum(d, a, "format", JSON_REQUIRED, format_names, &fmt) < 0 ||
+		    json_get_bool(d, a, "texture", 0, &ar->texture) < 0 ||
+		    json_get_bool(d, a, "surface", 0, &ar->surface) < 0 ||
+		    json_get_enum(d, a, "filter", 0, filter_names, &filter) < 0 ||
+		    json_get_enum(d, a, "address", 0, address_names, &address) < 0 ||
+		    json_get_bool(d, a, "normalized", 0, &ar->normalized) < 0 ||
+		    json_get_bool(d, a, "read_float", 0, &ar->read_float) < 0)
+			return -1;
+		ar->width = (unsigned)w, ar->height = (unsigned)h, ar->channels = (unsigned)ch;
+		snprintf(ar->format, sizeof ar->format, "%s", format_names[fmt]);
+		snprintf(ar->filter, sizeof ar->filter, "%s", filter_names[filter]);
+		snprintf(ar->address, sizeof ar->address, "%s", address_names[address]);
+		ar->bytes = (uint64_t)w * (uint64_t)h * (uint64_t)ch * format_sizes[fmt];
+		char part[32];
+		snprintf(part, sizeof part, "r%d.before", i);
+		if (read_part(dir, part, ar->bytes, &ar->before, NULL, e) < 0)
+			return -1;
+		snprintf(part, sizeof part, "r%d.after", i);
+		if (read_part(dir, part, ar->bytes, &ar->after, NULL, e) < 0)
+			return -1;
+		json_pop(d, m2);
+	}
+	json_pop(d, mark);
+	mark = json_push(d, "objects");
+	r->objects = xcalloc((size_t)cJSON_GetArraySize(os) + 1, sizeof(*r->objects));
+	for (int i = 0; i < cJSON_GetArraySize(os); i++) {
+		const cJSON *b = cJSON_GetArrayItem(os, i);
+		size_t m2 = json_push_index(d, (size_t)i);
+		CapObject *ob = &r->objects[r->nobjects++];
+		int64_t off, arr;
+		if (json_object(d, b) < 0 ||
+		    json_get_int(d, b, "offset", JSON_REQUIRED, 0, 65528, &off) < 0 ||
+		    json_get_bool(d, b, "surface", JSON_REQUIRED, &ob->surface) < 0 ||
+		    json_get_int(d, b, "array", JSON_REQUIRED, 0, (double)r->narrays - 1, &arr) < 0)
+			return -1;
+		ob->offset = (uint32_t)off;
+		ob->array = (unsigned)arr;
+		json_pop(d, m2);
+	}
+	json_pop(d, mark);
+	return 0;
+}
 
 int cap_record_load(const char *spool, const char *name, CapRecord *r, Err *e)
 {
@@ -240,7 +320,8 @@ int cap_record_load(const char *spool, const char *name, CapRecord *r, Err *e)
 		json_pop(&d, m2);
 	}
 	json_pop(&d, mark);
-	if (read_part(dir.p, "params.bin", r->param_size, &r->param_block, NULL, e) < 0)
+	if (load_arrays(&d, o, dir.p, r, e) < 0 ||
+	    read_part(dir.p, "params.bin", r->param_size, &r->param_block, NULL, e) < 0)
 		goto out;
 	if (strchr(module, '/') || module[0] == '.') {
 		err_set(e, "%s: module: '%s' is not a file of the spool's modules folder",
@@ -290,6 +371,20 @@ static int alloc_of(const CapRecord *r, uint64_t v)
 static bool written(const CapAlloc *a)
 {
 	return memcmp(a->before, a->after, a->size) != 0;
+}
+
+static bool array_written(const CapArray *a)
+{
+	return memcmp(a->before, a->after, a->bytes) != 0;
+}
+
+/* The texture or surface object parameter at offset `at`, or NULL. */
+static const CapObject *object_at(const CapRecord *r, uint32_t at)
+{
+	for (size_t i = 0; i < r->nobjects; i++)
+		if (r->objects[i].offset == at)
+			return &r->objects[i];
+	return NULL;
 }
 
 static uint64_t rdle(const unsigned char *p, unsigned n)
@@ -347,7 +442,14 @@ static void param_fields(const CapRecord *r, const CapParam *p, StrBuf *o, bool 
 			size = 2;
 		uint64_t v = rdle(r->param_block + at, size);
 		int a = size == 8 && v ? alloc_of(r, v) : -1;
-		if (a >= 0) {
+		const CapObject *ob = size == 8 ? object_at(r, at) : NULL;
+		if (ob) {
+			sb_adds(o, *first ? "\n" : ",\n");
+			*first = false;
+			sb_addf(o, "       {\"offset\": %" PRIu32 ", \"kind\": \"%s\", \"array\": \"t%u\"}",
+			        at, ob->surface ? "surface" : "texture", ob->array);
+			info->nfields++;
+		} else if (a >= 0) {
 			sb_adds(o, *first ? "\n" : ",\n");
 			*first = false;
 			sb_addf(o,
@@ -380,7 +482,7 @@ void cap_manifest_text(const CapRecord *r, const char *layer, const char *module
                        bool with_oracle, const char *oracle_sha256, StrBuf *o,
                        CapLayerInfo *info)
 {
-	bool fixed = (info->inner_pointers = inner_pointers(r)) != 0;
+	bool fixed = (info->inner_pointers = inner_pointers(r)) != 0 || r->at_recorded_addresses;
 	sb_adds(o, "{\n  \"layer\": ");
 	sb_add_json(o, layer);
 	sb_adds(o, ", \"module\": ");
@@ -403,7 +505,36 @@ void cap_manifest_text(const CapRecord *r, const char *layer, const char *module
 			sb_adds(o, ", \"init\": {\"kind\": \"zero\"}}");
 	}
 	info->nbuffers = r->nallocs;
-	sb_adds(o, "\n  },\n  \"launches\": [\n    {\"entry\": ");
+	sb_adds(o, "\n  },\n");
+	if (r->narrays) {
+		sb_adds(o, "  \"arrays\": {");
+		for (size_t i = 0; i < r->narrays; i++) {
+			const CapArray *a = &r->arrays[i];
+			sb_addf(o,
+			        "%s\n    \"t%zu\": {\"width\": %u, \"height\": %u, \"format\": \"%s\", "
+			        "\"channels\": %u,\n           ",
+			        i ? "," : "", i, a->width, a->height, a->format, a->channels);
+			uint64_t n = a->bytes;
+			while (n && !a->before[n - 1])
+				n--;
+			if (n)
+				sb_addf(o, "\"init\": {\"kind\": \"file\", \"path\": \"%s/t%zu.bin\"}", layer,
+				        i);
+			else
+				sb_adds(o, "\"init\": {\"kind\": \"zero\"}");
+			if (a->texture)
+				sb_addf(o,
+				        ",\n           \"texture\": {\"filter\": \"%s\", \"address\": \"%s\", "
+				        "\"normalized\": %s, \"read\": \"%s\"}",
+				        a->filter, a->address, a->normalized ? "true" : "false",
+				        a->read_float ? "normalized_float" : "element");
+			if (a->surface)
+				sb_adds(o, ", \"surface\": true");
+			sb_adds(o, "}");
+		}
+		sb_adds(o, "\n  },\n");
+	}
+	sb_adds(o, "  \"launches\": [\n    {\"entry\": ");
 	sb_add_json(o, r->kernel);
 	sb_addf(o, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u]", r->grid[0],
 	        r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2]);
@@ -433,6 +564,14 @@ void cap_manifest_text(const CapRecord *r, const char *layer, const char *module
 		        info->noutputs ? ", " : "", i, i);
 		info->noutputs++;
 		info->frame_size += r->allocs[i].size;
+	}
+	for (size_t i = 0; i < r->narrays; i++) {
+		if (!array_written(&r->arrays[i]))
+			continue;
+		sb_addf(o, "%s{\"name\": \"t%zu\", \"array\": \"t%zu\"}", info->noutputs ? ", " : "",
+		        i, i);
+		info->noutputs++;
+		info->frame_size += r->arrays[i].bytes;
 	}
 	sb_adds(o, "]");
 	if (with_oracle)
@@ -670,6 +809,8 @@ int cap_layer_write(const CapRecord *r, const char *dir, const CapWriteOpts *o,
 	bool any = false;
 	for (size_t i = 0; i < r->nallocs; i++)
 		any |= written(&r->allocs[i]);
+	for (size_t i = 0; i < r->narrays; i++)
+		any |= array_written(&r->arrays[i]);
 	if (!any) {
 		err_set(e,
 		        "'%s' launch %u wrote none of the %zu buffer%s its parameters "
@@ -693,9 +834,21 @@ int cap_layer_write(const CapRecord *r, const char *dir, const CapWriteOpts *o,
 		if (n && put(ldir.p, name, r->allocs[i].before, n, e) < 0)
 			goto out;
 	}
+	for (size_t i = 0; i < r->narrays; i++) {
+		uint64_t n = r->arrays[i].bytes;
+		while (n && !r->arrays[i].before[n - 1])
+			n--;
+		char name[32];
+		snprintf(name, sizeof name, "t%zu.bin", i);
+		if (n && put(ldir.p, name, r->arrays[i].before, n, e) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < r->nallocs; i++)
 		if (written(&r->allocs[i]))
 			sb_addn(&frame, r->allocs[i].after, r->allocs[i].size);
+	for (size_t i = 0; i < r->narrays; i++)
+		if (array_written(&r->arrays[i]))
+			sb_addn(&frame, r->arrays[i].after, r->arrays[i].bytes);
 	sha256_hex(frame.p, frame.n, info->oracle_sha256);
 	if (with_oracle) {
 		if (put(ldir.p, "oracle.frame", frame.p, frame.n, e) < 0)

@@ -69,10 +69,19 @@ typedef struct {
 } Allocs;
 
 typedef struct {
+	CUarray arr;
+	CapArray a;
+} TapArray;
+
+typedef struct {
 	char dir[4200];
 	char kernel_line[64];
 	unsigned kcount;
 	Allocs a;
+	TapArray *arrays;
+	size_t narrays;
+	CapObject *objects;
+	size_t nobjects;
 	unsigned char *block;
 	uint32_t block_size;
 	CapParams params;
@@ -99,6 +108,11 @@ static struct {
 	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
 	CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *);
 	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*tex_res)(CUDA_RESOURCE_DESC *, CUtexObject);
+	CUresult (*tex_desc)(CUDA_TEXTURE_DESC *, CUtexObject);
+	CUresult (*surf_res)(CUDA_RESOURCE_DESC *, CUsurfObject);
+	CUresult (*array_desc)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
+	CUresult (*copy2d)(const CUDA_MEMCPY2D *);
 } T;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -199,6 +213,12 @@ static void setup(void)
 	T.dtoh = driver_sym(lib, "cuMemcpyDtoH_v2", "cuMemcpyDtoH");
 	T.param_info = driver_sym(lib, "cuFuncGetParamInfo", NULL);
 	T.capturing = driver_sym(lib, "cuStreamIsCapturing", NULL);
+	T.tex_res = driver_sym(lib, "cuTexObjectGetResourceDesc", NULL);
+	T.tex_desc = driver_sym(lib, "cuTexObjectGetTextureDesc", NULL);
+	T.surf_res = driver_sym(lib, "cuSurfObjectGetResourceDesc", NULL);
+	T.array_desc =
+	    driver_sym(lib, "cuArray3DGetDescriptor_v2", "cuArray3DGetDescriptor");
+	T.copy2d = driver_sym(lib, "cuMemcpy2D_v2", "cuMemcpy2D");
 	if (!T.ctx_sync || !T.range || !T.attr || !T.dtoh) {
 		ev("error the CUDA driver lacks cuCtxSynchronize, cuMemGetAddressRange, "
 		   "cuPointerGetAttribute or cuMemcpyDtoH");
@@ -257,6 +277,12 @@ static void free_pending(Pending *p)
 		free(p->a.allocs[i].after);
 	}
 	free(p->a.allocs);
+	for (size_t i = 0; i < p->narrays; i++) {
+		free(p->arrays[i].a.before);
+		free(p->arrays[i].a.after);
+	}
+	free(p->arrays);
+	free(p->objects);
 	free(p->block);
 	cap_params_release(&p->params);
 	free(p);
@@ -353,6 +379,144 @@ static int resolve(Allocs *a, uint64_t v, const char *where, char *why, size_t c
 	return 1;
 }
 
+/* Copies CUDA array t to the host. */
+static CUresult copy_array(const TapArray *t, unsigned char *host)
+{
+	CUDA_MEMCPY2D c;
+	memset(&c, 0, sizeof c);
+	c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+	c.srcArray = t->arr;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = host;
+	c.WidthInBytes = t->a.bytes / t->a.height;
+	c.dstPitch = c.WidthInBytes;
+	c.Height = t->a.height;
+	return T.copy2d(&c);
+}
+
+static const char *format_name(CUarray_format f, unsigned *size)
+{
+	switch (f) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+		return *size = 1, "u8";
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+		return *size = 2, "u16";
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+		return *size = 4, "u32";
+	case CU_AD_FORMAT_SIGNED_INT8:
+		return *size = 1, "s8";
+	case CU_AD_FORMAT_SIGNED_INT16:
+		return *size = 2, "s16";
+	case CU_AD_FORMAT_SIGNED_INT32:
+		return *size = 4, "s32";
+	case CU_AD_FORMAT_HALF:
+		return *size = 2, "f16";
+	case CU_AD_FORMAT_FLOAT:
+		return *size = 4, "f32";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The 8 bytes at `at` as a texture or surface object over a CUDA array:
+ * 0 not one, 1 recorded (the array copied), -1 refused.
+ */
+static int resolve_object(Pending *p, uint64_t v, uint32_t at, char *why, size_t cap)
+{
+	if (!v || !T.copy2d || !T.array_desc)
+		return 0;
+	CUDA_RESOURCE_DESC rd;
+	memset(&rd, 0, sizeof rd);
+	bool surface = false;
+	if (!T.tex_res || T.tex_res(&rd, (CUtexObject)v) != CUDA_SUCCESS) {
+		memset(&rd, 0, sizeof rd);
+		if (!T.surf_res || T.surf_res(&rd, (CUsurfObject)v) != CUDA_SUCCESS)
+			return 0;
+		surface = true;
+	}
+	const char *what = surface ? "surface" : "texture";
+	if (rd.resType != CU_RESOURCE_TYPE_ARRAY) {
+		snprintf(
+		    why, cap,
+		    "the parameter at offset %u is a %s object over %s (not captured)",
+		    at, what,
+		    rd.resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY ? "a mipmapped array"
+		                                                   : "linear memory");
+		return -1;
+	}
+	size_t k = 0;
+	while (k < p->narrays && p->arrays[k].arr != rd.res.array.hArray)
+		k++;
+	if (k == p->narrays) {
+		CUDA_ARRAY3D_DESCRIPTOR d;
+		unsigned es = 0;
+		const char *fmt = NULL;
+		if (T.array_desc(&d, rd.res.array.hArray) != CUDA_SUCCESS ||
+		    !(fmt = format_name(d.Format, &es)) || d.Depth > 1 ||
+		    (d.NumChannels != 1 && d.NumChannels != 2 && d.NumChannels != 4)) {
+			snprintf(why, cap,
+			         "the parameter at offset %u is a %s object over a CUDA "
+			         "array that is "
+			         "not 2-D with 1, 2 or 4 channels of a plain format (not "
+			         "captured)",
+			         at, what);
+			return -1;
+		}
+		TapArray t;
+		memset(&t, 0, sizeof t);
+		t.arr = rd.res.array.hArray;
+		t.a.width = (unsigned)d.Width;
+		t.a.height = d.Height ? (unsigned)d.Height : 1;
+		t.a.channels = d.NumChannels;
+		snprintf(t.a.format, sizeof t.a.format, "%s", fmt);
+		t.a.bytes = (uint64_t)t.a.width * t.a.height * t.a.channels * es;
+		if (p->a.bytes + t.a.bytes > T.max_bytes) {
+			snprintf(why, cap,
+			         "the %s at offset %u: its array of %" PRIu64
+			         " bytes takes the copies past --max-bytes %" PRIu64,
+			         what, at, t.a.bytes, T.max_bytes);
+			return -1;
+		}
+		t.a.before = xmalloc(t.a.bytes);
+		if (copy_array(&t, t.a.before) != CUDA_SUCCESS) {
+			free(t.a.before);
+			snprintf(why, cap, "cannot copy the array of the %s at offset %u",
+			         what, at);
+			return -1;
+		}
+		p->a.bytes += t.a.bytes;
+		p->arrays = xrealloc(p->arrays, (p->narrays + 1) * sizeof(*p->arrays));
+		p->arrays[p->narrays++] = t;
+	}
+	CapArray *a = &p->arrays[k].a;
+	if (surface) {
+		a->surface = true;
+	} else {
+		CUDA_TEXTURE_DESC td;
+		memset(&td, 0, sizeof td);
+		/* CUaddress_mode: wrap 0, clamp 1, mirror 2, border 3 */
+		static const char *const modes[] = {"wrap", "clamp", "mirror", "border"};
+		snprintf(a->filter, sizeof a->filter, "point");
+		snprintf(a->address, sizeof a->address, "clamp");
+		if (T.tex_desc && T.tex_desc(&td, (CUtexObject)v) == CUDA_SUCCESS) {
+			if (td.filterMode == CU_TR_FILTER_MODE_LINEAR)
+				snprintf(a->filter, sizeof a->filter, "linear");
+			if ((unsigned)td.addressMode[0] < 4)
+				snprintf(a->address, sizeof a->address, "%s",
+				         modes[td.addressMode[0]]);
+			a->normalized = (td.flags & CU_TRSF_NORMALIZED_COORDINATES) != 0;
+			a->read_float = strcmp(a->format, "f16") &&
+			                strcmp(a->format, "f32") &&
+			                !(td.flags & CU_TRSF_READ_AS_INTEGER);
+		}
+		a->texture = true;
+	}
+	p->objects = xrealloc(p->objects, (p->nobjects + 1) * sizeof(*p->objects));
+	p->objects[p->nobjects++] = (CapObject){at, surface, (unsigned)k};
+	return 1;
+}
+
 /* Steps 3 and 4 of the essay; -1 with why[] when the launch is refused. */
 static int build(const TapLaunch *l, Pending *p, char *why, size_t cap)
 {
@@ -422,7 +586,10 @@ static int build(const TapLaunch *l, Pending *p, char *why, size_t cap)
 	char where[64];
 	for (uint32_t at = 0; at + 8 <= p->block_size; at += 8) {
 		snprintf(where, sizeof where, "the parameter at offset %u,", at);
-		if (resolve(&p->a, rd64(p->block + at), where, why, cap) < 0)
+		int r = resolve(&p->a, rd64(p->block + at), where, why, cap);
+		if (r == 0)
+			r = resolve_object(p, rd64(p->block + at), at, why, cap);
+		if (r < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < p->a.n; i++) {
@@ -439,7 +606,7 @@ static int build(const TapLaunch *l, Pending *p, char *why, size_t cap)
 			al = &p->a.allocs[i]; /* resolve may move the array */
 		}
 	}
-	if (!p->a.n) {
+	if (!p->a.n && !p->narrays) {
 		snprintf(why, cap,
 		         "none of its parameters points to device memory: no frame");
 		return -1;
@@ -520,6 +687,15 @@ static void write_record(const TapLaunch *l, Pending *p)
 		if (!put(p->dir, part, p->a.allocs[i].after, p->a.allocs[i].size))
 			return;
 	}
+	for (size_t i = 0; i < p->narrays; i++) {
+		char part[32];
+		snprintf(part, sizeof part, "r%zu.before", i);
+		if (!put(p->dir, part, p->arrays[i].a.before, p->arrays[i].a.bytes))
+			return;
+		snprintf(part, sizeof part, "r%zu.after", i);
+		if (!put(p->dir, part, p->arrays[i].a.after, p->arrays[i].a.bytes))
+			return;
+	}
 	if (!put(p->dir, "params.bin", p->block, p->block_size))
 		return;
 	StrBuf j = STRBUF_INIT;
@@ -543,6 +719,34 @@ static void write_record(const TapLaunch *l, Pending *p)
 	for (size_t i = 0; i < p->a.n; i++)
 		sb_addf(&j, "%s{\"base\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 "}",
 		        i ? ", " : "", p->a.allocs[i].base, p->a.allocs[i].size);
+	if (p->narrays) {
+		sb_adds(&j, "],\n \"arrays\": [");
+		for (size_t i = 0; i < p->narrays; i++) {
+			const CapArray *a = &p->arrays[i].a;
+			sb_addf(&j,
+			        "%s{\"width\": %u, \"height\": %u, \"channels\": %u, "
+			        "\"format\": \"%s\", "
+			        "\"texture\": %s, \"surface\": %s",
+			        i ? ", " : "", a->width, a->height, a->channels,
+			        a->format, a->texture ? "true" : "false",
+			        a->surface ? "true" : "false");
+			if (a->texture)
+				sb_addf(&j,
+				        ", \"filter\": \"%s\", \"address\": \"%s\", "
+				        "\"normalized\": %s, "
+				        "\"read_float\": %s",
+				        a->filter, a->address,
+				        a->normalized ? "true" : "false",
+				        a->read_float ? "true" : "false");
+			sb_adds(&j, "}");
+		}
+		sb_adds(&j, "],\n \"objects\": [");
+		for (size_t i = 0; i < p->nobjects; i++)
+			sb_addf(&j, "%s{\"offset\": %u, \"surface\": %s, \"array\": %u}",
+			        i ? ", " : "", p->objects[i].offset,
+			        p->objects[i].surface ? "true" : "false",
+			        p->objects[i].array);
+	}
 	sb_adds(&j, "],\n \"synchronised\": true}\n");
 	bool ok = put(p->dir, "record.json", j.p, j.n);
 	sb_release(&j);
@@ -569,6 +773,15 @@ TAP_API void d4r_tap_launch_exit(const TapLaunch *l, void *cookie)
 			ev("refuse %s #%u: cannot copy allocation 0x%" PRIx64
 			   " after the launch",
 			   l->kernel, p->kcount, a->base);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < p->narrays; i++) {
+		TapArray *t = &p->arrays[i];
+		t->a.after = malloc(t->a.bytes);
+		if (!t->a.after || copy_array(t, t->a.after) != CUDA_SUCCESS) {
+			ev("refuse %s #%u: cannot copy array %zu after the launch",
+			   l->kernel, p->kcount, i);
 			goto out;
 		}
 	}

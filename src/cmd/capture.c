@@ -357,27 +357,53 @@ static void name_difference(const CapRecord *r, const char *frame, StrBuf *why)
 		return;
 	}
 	size_t at = 0;
-	for (size_t i = 0; i < r->nallocs; i++) {
-		const CapAlloc *a = &r->allocs[i];
-		if (!memcmp(a->before, a->after, a->size))
+	for (size_t i = 0; i < r->nallocs + r->narrays; i++) {
+		bool buf = i < r->nallocs;
+		const unsigned char *before =
+		    buf ? r->allocs[i].before : r->arrays[i - r->nallocs].before;
+		const unsigned char *after =
+		    buf ? r->allocs[i].after : r->arrays[i - r->nallocs].after;
+		uint64_t size = buf ? r->allocs[i].size : r->arrays[i - r->nallocs].bytes;
+		if (!memcmp(before, after, size))
 			continue;
-		for (uint64_t k = 0; k < a->size; k++) {
-			if (at + k >= n || (unsigned char)data[at + k] != a->after[k]) {
-				sb_addf(why,
-				        "buffer 'a%zu' (0x%llx, %llu bytes) differs from "
-				        "the program's "
-				        "output first at byte %llu",
-				        i, (unsigned long long)a->base,
-				        (unsigned long long)a->size,
-				        (unsigned long long)k);
+		for (uint64_t k = 0; k < size; k++) {
+			if (at + k >= n || (unsigned char)data[at + k] != after[k]) {
+				if (buf)
+					sb_addf(why,
+					        "buffer 'a%zu' (0x%llx, %llu bytes) "
+					        "differs from the program's "
+					        "output first at byte %llu",
+					        i, (unsigned long long)r->allocs[i].base,
+					        (unsigned long long)size,
+					        (unsigned long long)k);
+				else
+					sb_addf(why,
+					        "array 't%zu' (%llu bytes) differs from "
+					        "the program's output "
+					        "first at byte %llu",
+					        i - r->nallocs, (unsigned long long)size,
+					        (unsigned long long)k);
 				free(data);
 				return;
 			}
 		}
-		at += a->size;
+		at += size;
 	}
 	sb_adds(why, "the replay's frame differs from the program's output");
 	free(data);
+}
+
+/* The layer written again as it was first (relocated buffers) and replayed,
+ * so that what is said and kept is the first replay's. */
+static int replay_again(const char *dir, const char *layer, CapRecord *r,
+                        const CapWriteOpts *wo, const char *frame, StrBuf *out, Err *e)
+{
+	CapLayerInfo info;
+	int rc = cap_layer_write(r, dir, wo, true, &info, e) < 0
+	             ? 2
+	             : replay(dir, layer, frame, out);
+	cap_layer_info_release(&info);
+	return rc;
 }
 
 /* Steps 4 and 5 for one record; the exit status it asks for. */
@@ -412,7 +438,36 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 	sb_addf(&frame, "%s/.spool/replay.frame", dir);
 	int v = replay(dir, info.layer, frame.p, &out);
 	char *layer = xstrdup(info.layer);
+	bool fixed = info.inner_pointers != 0;
 	cap_layer_info_release(&info);
+	if (v != 0 && !fixed && r.nallocs) {
+		/* Pointers the capture cannot see (inside a TMA descriptor, or
+		 * computed by the kernel from a base it was given) only hold at
+		 * the recorded addresses: try there before giving up. */
+		StrBuf why0 = STRBUF_INIT;
+		if (v == 1)
+			name_difference(&r, frame.p, &why0);
+		else
+			sb_adds(&why0, "the replay failed");
+		r.at_recorded_addresses = true;
+		sb_reset(&out);
+		int v2 = cap_layer_write(&r, dir, &wo, true, &info, &e) < 0
+		             ? 2
+		             : replay(dir, layer, frame.p, &out);
+		cap_layer_info_release(&info);
+		if (v2 == 0) {
+			printf("  replay moved: %s; at the recorded addresses it "
+			       "reproduces the "
+			       "program: the layer keeps them\n",
+			       why0.p);
+			v = 0;
+		} else {
+			r.at_recorded_addresses = false;
+			sb_reset(&out);
+			v = replay_again(dir, layer, &r, &wo, frame.p, &out, &e);
+		}
+		sb_release(&why0);
+	}
 	if (v == 0) {
 		wo.reproduced = true;
 		rc = cap_layer_write(&r, dir, &wo, true, &info, &e) < 0 ? EXIT_ERROR
@@ -507,8 +562,14 @@ int cmd_capture(int argc, char **argv)
 	}
 	sb_addf(&spool, "%s/.spool", outdir);
 	rm_rf(spool.p);
-	if (mkdir_p(spool.p, &e) < 0 ||
-	    run_program(argv, lib, cupti, spool.p, kernel, launch, max_bytes, &e) < 0) {
+	/* PROGRAM's words alone: opt_parse left the options after them */
+	char **pargv = xcalloc((size_t)nargs + 1, sizeof(*pargv));
+	memcpy(pargv, argv, (size_t)nargs * sizeof(*pargv));
+	int prc = mkdir_p(spool.p, &e) < 0 ? -1
+	                                   : run_program(pargv, lib, cupti, spool.p,
+	                                                 kernel, launch, max_bytes, &e);
+	free(pargv);
+	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
 		goto out;
 	}

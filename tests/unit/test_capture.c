@@ -331,6 +331,66 @@ static void test_capture__inner_pointers_fix_addresses(void **state)
 	err_release(&e);
 }
 
+/* A texture and a surface object in place of s's pointer and h..in: the
+ * surface's array is written (it joins the frame), the texture's is not. */
+static void test_capture__arrays_behind_objects(void **state)
+{
+	(void)state;
+	CapRecord r;
+	make_record(&r, false);
+	cap_params_release(&r.params);
+	VEC_PUSH(r.params, ((CapParam){0, 8}));
+	VEC_PUSH(r.params, ((CapParam){8, 8}));
+	VEC_PUSH(r.params, ((CapParam){16, 8}));
+	r.params.block_size = 56;
+	put64(r.param_block + 8, 1);  /* texture handle 1 */
+	put64(r.param_block + 16, 2); /* surface handle 2 */
+	r.param_size = 24;
+	r.narrays = 2;
+	r.arrays = xcalloc(2, sizeof(CapArray));
+	const char *fmts[2] = {"f16", "u8"};
+	for (int i = 0; i < 2; i++) {
+		CapArray *a = &r.arrays[i];
+		a->width = 4, a->height = 2, a->channels = 4;
+		snprintf(a->format, sizeof a->format, "%s", fmts[i]);
+		a->bytes = 4 * 2 * 4 * (i ? 1 : 2);
+		a->before = xcalloc(1, a->bytes);
+		a->after = xcalloc(1, a->bytes);
+	}
+	r.arrays[0].texture = true;
+	snprintf(r.arrays[0].filter, 8, "linear");
+	snprintf(r.arrays[0].address, 8, "wrap");
+	r.arrays[0].before[3] = r.arrays[0].after[3] = 0x3c;
+	r.arrays[1].surface = true;
+	memset(r.arrays[1].after, 7, r.arrays[1].bytes);
+	r.nobjects = 2;
+	r.objects = xcalloc(2, sizeof(CapObject));
+	r.objects[0] = (CapObject){8, false, 0};
+	r.objects[1] = (CapObject){16, true, 1};
+	StrBuf text = STRBUF_INIT;
+	CapLayerInfo info = {0};
+	cap_manifest_text(&r, "kern", "kern/module.ptx", false, NULL, &text, &info);
+	expect_golden("arrays.layer.json", &text);
+	assert_int_equal(info.noutputs, 2);          /* a1 and the surface's array */
+	assert_int_equal(info.frame_size, 32 + 32);
+	Manifest m;
+	Err e = ERR_INIT;
+	if (mf_parse("kern/layer.json", text.p, text.n, &m, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_int_equal(m.narrays, 2);
+	assert_true(m.arrays[0].texture && m.arrays[0].tex_linear);
+	assert_int_equal(m.arrays[0].tex_address, MF_ADDR_WRAP);
+	assert_true(m.arrays[1].surface && !m.arrays[1].texture);
+	assert_int_equal(m.launches[0].nfields, 3);
+	assert_int_equal(m.launches[0].fields[1].kind, MF_P_TEXTURE);
+	assert_int_equal(m.launches[0].fields[2].kind, MF_P_SURFACE);
+	assert_string_equal(m.outputs[1].name, "t1");
+	mf_release(&m);
+	sb_release(&text);
+	cap_record_release(&r);
+	err_release(&e);
+}
+
 static char *in_tmp(const char *rel)
 {
 	StrBuf sb = STRBUF_INIT;
@@ -506,6 +566,7 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test(test_capture__manifest_golden),
 	    cmocka_unit_test(test_capture__inner_pointers_fix_addresses),
+	    cmocka_unit_test(test_capture__arrays_behind_objects),
 	    cmocka_unit_test_setup_teardown(test_capture__layer_folder, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capture__ptx_from_triton_cache, setup,
 	                                    teardown),
