@@ -505,7 +505,7 @@ void cap_manifest_text(const CapRecord *r, const char *layer, const char *module
 			sb_adds(o, ", \"init\": {\"kind\": \"zero\"}}");
 	}
 	info->nbuffers = r->nallocs;
-	sb_adds(o, "\n  },\n");
+	sb_adds(o, r->nallocs ? "\n  },\n" : "},\n");
 	if (r->narrays) {
 		sb_adds(o, "  \"arrays\": {");
 		for (size_t i = 0; i < r->narrays; i++) {
@@ -792,7 +792,13 @@ static void capture_json(const CapRecord *r, const CapWriteOpts *o,
 		        "\", \"size\": %" PRIu64 ", \"written\": %s}",
 		        i ? "," : "", i, r->allocs[i].base, r->allocs[i].size,
 		        written(&r->allocs[i]) ? "true" : "false");
-	sb_adds(j, "\n  ]\n}\n");
+	sb_adds(j, "\n  ],\n  \"arrays\": [");
+	for (size_t i = 0; i < r->narrays; i++)
+		sb_addf(j, "%s\n    {\"array\": \"t%zu\", \"texture\": %s, \"surface\": %s, \"written\": %s}",
+		        i ? "," : "", i, r->arrays[i].texture ? "true" : "false",
+		        r->arrays[i].surface ? "true" : "false",
+		        array_written(&r->arrays[i]) ? "true" : "false");
+	sb_adds(j, r->narrays ? "\n  ]\n}\n" : "]\n}\n");
 }
 
 int cap_layer_write(const CapRecord *r, const char *dir, const CapWriteOpts *o,

@@ -18,6 +18,10 @@
  *                    stream or an atomic would): a replay cannot reproduce it
  *     MODE "fail"    exit status 3 after the launch
  *     MODE "none"    no launch at all
+ *     MODE "arrays"  the stand-in's "copy" kernel (MODULE must define it):
+ *                    a texture over an 8 x 4 f16x4 array holding bytes
+ *                    3 i + 1 is copied into a surface over another, the
+ *                    parameters (the two objects) passed in `extra`
  */
 #include "capture/tap.h"
 
@@ -26,12 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEED(x)                                                                     \
-	do {                                                                            \
-		if ((x) != CUDA_SUCCESS) {                                                  \
-			fprintf(stderr, "stand-in-program: %s failed\n", #x);                   \
-			return 2;                                                               \
-		}                                                                           \
+#define NEED(x)                                                                          \
+	do {                                                                             \
+		if ((x) != CUDA_SUCCESS) {                                               \
+			fprintf(stderr, "stand-in-program: %s failed\n", #x);            \
+			return 2;                                                        \
+		}                                                                        \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -44,18 +48,23 @@ int main(int argc, char **argv)
 	}
 	const char *inj_path = getenv("CUDA_INJECTION64_PATH");
 	void *inj = inj_path ? dlopen(inj_path, RTLD_NOW) : NULL;
-	void (*tap_module)(const void *, size_t) = inj ? dlsym(inj, "d4r_tap_module") : NULL;
+	void (*tap_module)(const void *, size_t) =
+	    inj ? dlsym(inj, "d4r_tap_module") : NULL;
 	void (*tap_enter)(const TapLaunch *, void **) =
 	    inj ? dlsym(inj, "d4r_tap_launch_enter") : NULL;
-	void (*tap_exit)(const TapLaunch *, void *) = inj ? dlsym(inj, "d4r_tap_launch_exit") : NULL;
+	void (*tap_exit)(const TapLaunch *, void *) =
+	    inj ? dlsym(inj, "d4r_tap_launch_exit") : NULL;
 	CUresult (*init)(unsigned) = dlsym(cu, "cuInit");
 	CUresult (*load)(CUmodule *, const void *, unsigned, CUjit_option *, void **) =
 	    dlsym(cu, "cuModuleLoadDataEx");
-	CUresult (*getf)(CUfunction *, CUmodule, const char *) = dlsym(cu, "cuModuleGetFunction");
+	CUresult (*getf)(CUfunction *, CUmodule, const char *) =
+	    dlsym(cu, "cuModuleGetFunction");
 	CUresult (*alloc)(CUdeviceptr *, size_t) = dlsym(cu, "cuMemAlloc_v2");
-	CUresult (*memset8)(CUdeviceptr, unsigned char, size_t) = dlsym(cu, "cuMemsetD8_v2");
-	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-	                   unsigned, CUstream, void **, void **) = dlsym(cu, "cuLaunchKernel");
+	CUresult (*memset8)(CUdeviceptr, unsigned char, size_t) =
+	    dlsym(cu, "cuMemsetD8_v2");
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+	                   unsigned, unsigned, CUstream, void **, void **) =
+	    dlsym(cu, "cuLaunchKernel");
 	FILE *f = fopen(argv[1], "rb");
 	static char ptx[1 << 16];
 	size_t n = f ? fread(ptx, 1, sizeof ptx - 1, f) : 0;
@@ -68,6 +77,65 @@ int main(int argc, char **argv)
 	NEED(load(&mod, ptx, 0, NULL, NULL));
 	if (tap_module)
 		tap_module(ptx, n);
+	if (!strcmp(mode, "arrays")) {
+		CUresult (*mkarray)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *) =
+		    dlsym(cu, "cuArray3DCreate_v2");
+		CUresult (*copy2d)(const CUDA_MEMCPY2D *) = dlsym(cu, "cuMemcpy2D_v2");
+		CUresult (*mktex)(
+		    CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *,
+		    const CUDA_RESOURCE_VIEW_DESC *) = dlsym(cu, "cuTexObjectCreate");
+		CUresult (*mksurf)(CUsurfObject *, const CUDA_RESOURCE_DESC *) =
+		    dlsym(cu, "cuSurfObjectCreate");
+		NEED(getf(&fn, mod, "copy"));
+		CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 8,
+		                             .Height = 4,
+		                             .Format = CU_AD_FORMAT_HALF,
+		                             .NumChannels = 4};
+		CUarray src, dst;
+		NEED(mkarray(&src, &d));
+		d.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+		NEED(mkarray(&dst, &d));
+		static unsigned char img[8 * 4 * 8];
+		for (size_t i = 0; i < sizeof img; i++)
+			img[i] = (unsigned char)(3 * i + 1);
+		CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+		                   .srcHost = img,
+		                   .srcPitch = 64,
+		                   .dstMemoryType = CU_MEMORYTYPE_ARRAY,
+		                   .dstArray = src,
+		                   .WidthInBytes = 64,
+		                   .Height = 4};
+		NEED(copy2d(&c));
+		CUDA_RESOURCE_DESC rd = {.resType = CU_RESOURCE_TYPE_ARRAY};
+		rd.res.array.hArray = src;
+		CUDA_TEXTURE_DESC td = {.filterMode = CU_TR_FILTER_MODE_POINT};
+		td.addressMode[0] = td.addressMode[1] = CU_TR_ADDRESS_MODE_CLAMP;
+		CUtexObject tex;
+		CUsurfObject surf;
+		NEED(mktex(&tex, &rd, &td, NULL));
+		rd.res.array.hArray = dst;
+		NEED(mksurf(&surf, &rd));
+		unsigned char block[16];
+		memcpy(block, &tex, 8);
+		memcpy(block + 8, &surf, 8);
+		size_t sz = sizeof block;
+		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
+		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
+		TapLaunch l = {.api = "cuLaunchKernel",
+		               .kernel = "copy",
+		               .f = fn,
+		               .grid = {1, 1, 1},
+		               .block = {1, 1, 1},
+		               .cluster = {1, 1, 1},
+		               .extra = extra};
+		void *cookie = NULL;
+		if (tap_enter)
+			tap_enter(&l, &cookie);
+		NEED(launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+		if (tap_exit)
+			tap_exit(&l, cookie);
+		return 0;
+	}
 	NEED(getf(&fn, mod, "pattern"));
 	CUdeviceptr out, unused;
 	NEED(alloc(&unused, 64));
@@ -77,8 +145,12 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < runs; r++) {
 		unsigned k = 90 + r;
 		void *args[] = {&out, &k};
-		TapLaunch l = {.api = "cuLaunchKernel", .kernel = "pattern", .f = fn,
-		               .grid = {4, 1, 1}, .block = {256, 1, 1}, .cluster = {1, 1, 1},
+		TapLaunch l = {.api = "cuLaunchKernel",
+		               .kernel = "pattern",
+		               .f = fn,
+		               .grid = {4, 1, 1},
+		               .block = {256, 1, 1},
+		               .cluster = {1, 1, 1},
 		               .kernel_params = args};
 		void *cookie = NULL;
 		if (tap_enter)

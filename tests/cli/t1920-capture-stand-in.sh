@@ -86,6 +86,33 @@ expect_grep 'give the output folder with -o DIR' "$T/err"
 D4R_CAPTURE_LIB=$T/nothing.so expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX"
 expect_grep "D4R_CAPTURE_LIB: '.*nothing.so'" "$T/err"
 
+# --- texture and surface objects: their CUDA arrays captured ----------------------------
+cat >"$T/copy.ptx" <<'PTX'
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry copy(
+	.param .u64 tex,
+	.param .u64 surf
+)
+{
+	ret;
+}
+PTX
+expect_rc 0 "$D4R" capture -o "$T/arr" -- "$T/prog" "$T/copy.ptx" arrays
+expect_grep '^captured copy launch 1 \(cuLaunchKernel\): .*/arr/copy, 0 buffers, 256-byte frame, PTX from image$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+A=$T/arr/copy
+expect_grep '"offset": 0, "kind": "texture", "array": "t0"' "$A/layer.json"
+expect_grep '"offset": 8, "kind": "surface", "array": "t1"' "$A/layer.json"
+expect_grep '"t0": \{"width": 8, "height": 4, "format": "f16", "channels": 4' "$A/layer.json"
+expect_grep '"texture": \{"filter": "point", "address": "clamp"' "$A/layer.json"
+expect_grep '"frame": \[\{"name": "t1", "array": "t1"\}\]' "$A/layer.json"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((3 * i + 1) & 255) for i in range(256)))' "$T/img"
+cmp "$A/oracle.frame" "$T/img" || fail "the frame is not the texture's image copied into the surface"
+cmp "$A/t0.bin" "$T/img" || fail "t0.bin is not the texture's array before the launch"
+[ ! -e "$A/t1.bin" ] || fail "the surface's array was all zero before the launch"
+
 # --- a module without PTX: replay-only, and the tools that need PTX say so ------------
 printf '\177ELF\002\001\001' >"$T/module.cubin"
 expect_rc 2 "$D4R" phases "$T/module.cubin"

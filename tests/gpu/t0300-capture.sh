@@ -66,14 +66,15 @@ if python3 -c 'import torch, triton; assert torch.cuda.is_available()' 2>"$T/py.
 		while read -r p range; do
 			cands+=("--phase $p" "--phase $p --cut phase+epilogue")
 			a=${range%%-*}; a=${a#s}
-			w=$(awk -v a="$a" '$1 > a { print; exit }' "$T/waits")
-			[ -n "$w" ] && cands+=("--stmts $a:$w")
+			for w in $(awk -v a="$a" '$1 > a' "$T/waits"); do
+				cands+=("--stmts $a:$w")
+			done
 		done < <("$D4R" phases "$L/module.ptx" | awk '$1 ~ /^[0-9]+$/ { print $1, $2 }')
 		placed=
 		for c in "${cands[@]}"; do
 			# shellcheck disable=SC2086
 			"$D4R" recipe new "$L" "${C[@]}" $c --template perturb -o "$W/r/pt.json" \
-				>/dev/null 2>&1 || continue
+				--force >/dev/null 2>&1 || continue
 			"$D4R" recipe check "$W/r/pt.json" "${C[@]}" >"$T/rc.out" 2>&1 || continue
 			placed=$c
 			break

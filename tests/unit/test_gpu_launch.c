@@ -84,6 +84,7 @@ typedef struct {
 	unsigned char *p;
 	size_t w, h, ch, es;
 	int surface;
+	CUarray_format fmt;
 } MockArray;
 
 typedef struct {
@@ -99,6 +100,8 @@ static int pending_spin;          /* the next synchronise never returns */
 static int last_probed;           /* the last launch ran a module with probes */
 static int links, modules_loaded; /* compiles, and cubins loaded */
 static MockArray *objects[64];    /* texture / surface handles - 1 */
+static int object_is_surface[64];
+static CUDA_TEXTURE_DESC object_tex[64];
 static size_t nobjects;
 
 static const char *err_name(CUresult r)
@@ -438,6 +441,7 @@ static CUresult m_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	MockArray *ma = calloc(1, sizeof *ma);
 	ma->w = d->Width, ma->h = d->Height, ma->ch = d->NumChannels;
 	ma->es = format_bytes(d->Format);
+	ma->fmt = d->Format;
 	ma->surface = (d->Flags & CUDA_ARRAY3D_SURFACE_LDST) != 0;
 	ma->p = calloc(1, ma->w * ma->h * ma->ch * ma->es);
 	*a = (CUarray)ma;
@@ -477,6 +481,8 @@ static CUresult m_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r,
 	(void)td, (void)v;
 	if (r->resType != CU_RESOURCE_TYPE_ARRAY)
 		return CUDA_ERROR_INVALID_VALUE;
+	object_is_surface[nobjects] = 0;
+	object_tex[nobjects] = *td;
 	objects[nobjects++] = (MockArray *)r->res.array.hArray;
 	*t = nobjects;
 	return CUDA_SUCCESS;
@@ -487,6 +493,7 @@ static CUresult m_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *
 	MockArray *a = (MockArray *)r->res.array.hArray;
 	if (!a->surface)
 		return CUDA_ERROR_INVALID_VALUE;
+	object_is_surface[nobjects] = 1;
 	objects[nobjects++] = a;
 	*s = nobjects;
 	return CUDA_SUCCESS;
@@ -722,6 +729,40 @@ static CUresult m_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t
 	(void)f, (void)i, (void)off, (void)size;
 	return CUDA_ERROR_INVALID_VALUE;
 }
+/* The arrays behind texture and surface objects, and their descriptors. */
+static CUresult object_desc(CUDA_RESOURCE_DESC *rd, unsigned long long h, int surface)
+{
+	if (!h || h > nobjects || object_is_surface[h - 1] != surface)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(rd, 0, sizeof *rd);
+	rd->resType = CU_RESOURCE_TYPE_ARRAY;
+	rd->res.array.hArray = (CUarray)objects[h - 1];
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *rd, CUtexObject t)
+{
+	return object_desc(rd, t, 0);
+}
+static CUresult m_cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *rd, CUsurfObject s)
+{
+	return object_desc(rd, s, 1);
+}
+static CUresult m_cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *td, CUtexObject t)
+{
+	if (!t || t > nobjects || object_is_surface[t - 1])
+		return CUDA_ERROR_INVALID_VALUE;
+	*td = object_tex[t - 1];
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
+{
+	const MockArray *ma = (const MockArray *)a;
+	memset(d, 0, sizeof *d);
+	d->Width = ma->w, d->Height = ma->h, d->NumChannels = (unsigned)ma->ch;
+	d->Format = ma->fmt;
+	d->Flags = ma->surface ? CUDA_ARRAY3D_SURFACE_LDST : 0;
+	return CUDA_SUCCESS;
+}
 static CUresult m_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	(void)s;
@@ -783,6 +824,10 @@ EXPORT(CUresult, cuMemGetAddressRange, (CUdeviceptr *b, size_t *n, CUdeviceptr p
 EXPORT(CUresult, cuPointerGetAttribute, (void *d, CUpointer_attribute a, CUdeviceptr p), (d, a, p))
 EXPORT(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *o, size_t *n), (f, i, o, n))
 EXPORT(CUresult, cuStreamIsCapturing, (CUstream s, CUstreamCaptureStatus *st), (s, st))
+EXPORT(CUresult, cuTexObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUtexObject t), (r, t))
+EXPORT(CUresult, cuSurfObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUsurfObject s), (r, s))
+EXPORT(CUresult, cuTexObjectGetTextureDesc, (CUDA_TEXTURE_DESC *d, CUtexObject t), (d, t))
+EXPORT(CUresult, cuArray3DGetDescriptor, (CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a), (d, a))
 #endif
 /* MOCK-END */
 
