@@ -126,7 +126,7 @@ int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 		uint64_t lo = w[i].lo, hi = w[i].hi;
 		size_t j = i + 1;
 		while (j < nw && w[j].lo <= hi)
-			hi = MAX(hi, w[j++].hi);
+			hi = MAX(hi, w[j].hi), j++; /* MAX reads its arguments twice */
 		Range *r = &p->v[p->n++];
 		r->size = (size_t)(hi - lo);
 		first = m->buffers[w[i].buffer].name;

@@ -18,6 +18,10 @@
  *                    stream or an atomic would): a replay cannot reproduce it
  *     MODE "fail"    exit status 3 after the launch
  *     MODE "none"    no launch at all
+ *     MODE "table"   the stand-in's "indirect" kernel (MODULE must define it):
+ *                    its parameter is a table whose first entry points to
+ *                    the output (byte i = 5 i + k, k = 90): a pointer
+ *                    inside a buffer, which no manifest field rebases
  *     MODE "arrays"  the stand-in's "copy" kernel (MODULE must define it):
  *                    a texture over an 8 x 4 f16x4 array holding bytes
  *                    3 i + 1 is copied into a surface over another, the
@@ -132,6 +136,31 @@ int main(int argc, char **argv)
 		if (tap_enter)
 			tap_enter(&l, &cookie);
 		NEED(launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+		if (tap_exit)
+			tap_exit(&l, cookie);
+		return 0;
+	}
+	if (!strcmp(mode, "table")) {
+		NEED(getf(&fn, mod, "indirect"));
+		CUresult (*htod)(CUdeviceptr, const void *, size_t) =
+		    dlsym(cu, "cuMemcpyHtoD_v2");
+		CUdeviceptr table, dst;
+		NEED(alloc(&dst, 1024));
+		NEED(alloc(&table, 64));
+		NEED(htod(table, &dst, 8));
+		unsigned k = 90;
+		void *args[] = {&table, &k};
+		TapLaunch l = {.api = "cuLaunchKernel",
+		               .kernel = "indirect",
+		               .f = fn,
+		               .grid = {4, 1, 1},
+		               .block = {256, 1, 1},
+		               .cluster = {1, 1, 1},
+		               .kernel_params = args};
+		void *cookie = NULL;
+		if (tap_enter)
+			tap_enter(&l, &cookie);
+		NEED(launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 		if (tap_exit)
 			tap_exit(&l, cookie);
 		return 0;

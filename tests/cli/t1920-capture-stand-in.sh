@@ -113,6 +113,23 @@ cmp "$A/oracle.frame" "$T/img" || fail "the frame is not the texture's image cop
 cmp "$A/t0.bin" "$T/img" || fail "t0.bin is not the texture's array before the launch"
 [ ! -e "$A/t1.bin" ] || fail "the surface's array was all zero before the launch"
 
+# --- a pointer inside a buffer: replayed at the recorded addresses ----------------------
+sed 's/pattern/indirect/; s/\.param \.u64 out/.param .u64 table/' "$PTX" >"$T/indirect.ptx"
+expect_rc 0 "$D4R" capture -o "$T/tab" -- "$T/prog" "$T/indirect.ptx" table
+expect_grep '^captured indirect launch 1 .*/tab/indirect, 2 buffers, 1024-byte frame' "$T/out"
+expect_grep '^  1 pointer inside the buffers: the layer replays at the recorded addresses$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+B=$T/tab/indirect
+[ "$(grep -c '"address": "0x' "$B/layer.json")" = 2 ] || fail "not every buffer has its recorded address"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((5 * i + 90) & 255) for i in range(1024)))' "$T/want5"
+cmp "$B/oracle.frame" "$T/want5" || fail "the indirect kernel's frame is not its rule"
+expect_rc 0 "$D4R" run "$B" --corpus "$T/tab"
+expect_grep '^  oracle: matches$' "$T/out"
+# an address that cannot be had (in the kernel's half) is said, naming the buffer
+sed -i '0,/"address": "0x[0-9a-f]*"/s//"address": "0xfff0000000000000"/' "$B/layer.json"
+expect_rc 2 "$D4R" run "$B" --corpus "$T/tab"
+expect_grep "buffer 'a0' must be at 0xfff0000000000000 \(a captured layer whose buffers point into each other\): cuMemAddressReserve gave 0x[0-9a-f]+: the address is taken in this process" "$T/out"
+
 # --- a module without PTX: replay-only, and the tools that need PTX say so ------------
 printf '\177ELF\002\001\001' >"$T/module.cubin"
 expect_rc 2 "$D4R" phases "$T/module.cubin"

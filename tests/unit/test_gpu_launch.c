@@ -54,6 +54,7 @@
  * shared library (-DD4R_MOCK_SO) that takes libcuda.so.1's place. */
 #ifdef D4R_MOCK_SO
 #include <cuda.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -627,7 +628,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	const unsigned char *params = NULL;
 	size_t size = 0;
 	unsigned char kbuf[12];
-	if (!extra && kp && !strcmp(mf->name, "pattern")) { /* kernelParams: u64, u32 */
+	if (!extra && kp && (!strcmp(mf->name, "pattern") || !strcmp(mf->name, "indirect"))) {
+		/* kernelParams: u64, u32 */
 		memcpy(kbuf, kp[0], 8);
 		memcpy(kbuf + 8, kp[1], 4);
 		params = kbuf;
@@ -652,6 +654,15 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		memcpy(&k, params + 8, 4);
 		for (unsigned i = 0; i < gx * bx; i++)
 			out[i] = (unsigned char)(7 * i + k + (mf->off_by_one && i == 700));
+	} else if (!strcmp(mf->name, "indirect")) { /* pattern through a table of pointers */
+		if (size < 12)
+			return CUDA_ERROR_INVALID_VALUE;
+		const unsigned char *table = (const unsigned char *)(uintptr_t)rd64(params);
+		unsigned char *out = (unsigned char *)(uintptr_t)rd64(table);
+		uint32_t k;
+		memcpy(&k, params + 8, 4);
+		for (unsigned i = 0; i < gx * bx; i++)
+			out[i] = (unsigned char)(5 * i + k);
 	} else if (!strcmp(mf->name, "copy")) {
 		if (size < 16)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -729,6 +740,69 @@ static CUresult m_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t
 	(void)f, (void)i, (void)off, (void)size;
 	return CUDA_ERROR_INVALID_VALUE;
 }
+/* Virtual memory at a chosen address (the layer of a captured program whose
+ * buffers point into each other asks for it): host pages mapped there. */
+static CUresult m_cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p,
+                                                CUmemAllocationGranularity_flags f)
+{
+	(void)p, (void)f;
+	*g = (size_t)2 << 20;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align,
+                                      CUdeviceptr addr, unsigned long long flags)
+{
+	(void)align, (void)flags;
+	void *p = mmap((void *)(uintptr_t)addr, size, PROT_NONE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (addr ? MAP_FIXED_NOREPLACE : 0),
+	               -1, 0);
+	if (p == MAP_FAILED) /* the hint not honoured: elsewhere, as the driver does */
+		p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*ptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemAddressFree(CUdeviceptr p, size_t size)
+{
+	munmap((void *)(uintptr_t)p, size);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
+                              const CUmemAllocationProp *p, unsigned long long flags)
+{
+	(void)p, (void)flags;
+	*h = size;
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemRelease(CUmemGenericAllocationHandle h) { (void)h; return CUDA_SUCCESS; }
+static CUresult m_cuMemMap(CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h,
+                           unsigned long long flags)
+{
+	(void)off, (void)h, (void)flags;
+	if (mprotect((void *)(uintptr_t)p, size, PROT_READ | PROT_WRITE) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < 256; i++)
+		if (!allocs[i].p) {
+			allocs[i].p = p, allocs[i].n = size;
+			break;
+		}
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemUnmap(CUdeviceptr p, size_t size)
+{
+	for (size_t i = 0; i < 256; i++)
+		if (allocs[i].p == p)
+			allocs[i].p = 0;
+	mprotect((void *)(uintptr_t)p, size, PROT_NONE);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n)
+{
+	(void)p, (void)size, (void)d, (void)n;
+	return CUDA_SUCCESS;
+}
+
 /* The arrays behind texture and surface objects, and their descriptors. */
 static CUresult object_desc(CUDA_RESOURCE_DESC *rd, unsigned long long h, int surface)
 {
@@ -828,6 +902,14 @@ EXPORT(CUresult, cuTexObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUtexObject
 EXPORT(CUresult, cuSurfObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUsurfObject s), (r, s))
 EXPORT(CUresult, cuTexObjectGetTextureDesc, (CUDA_TEXTURE_DESC *d, CUtexObject t), (d, t))
 EXPORT(CUresult, cuArray3DGetDescriptor, (CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a), (d, a))
+EXPORT(CUresult, cuMemGetAllocationGranularity, (size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags f), (g, p, f))
+EXPORT(CUresult, cuMemAddressReserve, (CUdeviceptr *r, size_t n, size_t al, CUdeviceptr a, unsigned long long f), (r, n, al, a, f))
+EXPORT(CUresult, cuMemAddressFree, (CUdeviceptr p, size_t n), (p, n))
+EXPORT(CUresult, cuMemCreate, (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p, unsigned long long f), (h, n, p, f))
+EXPORT(CUresult, cuMemRelease, (CUmemGenericAllocationHandle h), (h))
+EXPORT(CUresult, cuMemMap, (CUdeviceptr p, size_t n, size_t o, CUmemGenericAllocationHandle h, unsigned long long f), (p, n, o, h, f))
+EXPORT(CUresult, cuMemUnmap, (CUdeviceptr p, size_t n), (p, n))
+EXPORT(CUresult, cuMemSetAccess, (CUdeviceptr p, size_t n, const CUmemAccessDesc *d, size_t c), (p, n, d, c))
 #endif
 /* MOCK-END */
 
