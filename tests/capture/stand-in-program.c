@@ -6,9 +6,10 @@
  * with CUDA_INJECTION64_PATH, the injection library; then it calls the tap
  * where CUPTI's callbacks would (the module load, launch entry and exit).
  * The kernel is the stand-in's "pattern" (byte i = 7 i + k over 4 x 256
- * threads), its parameters passed as kernelParams, so the tap needs their
- * layout (the stand-in's cuFuncGetParamInfo gives none, as on the H200)
- * from the module's PTX.
+ * threads), its parameters handed to the tap as kernelParams, so the tap
+ * needs their layout (the stand-in's cuFuncGetParamInfo gives none, as on
+ * the H200) from the module's PTX; the stand-in driver runs the launch from
+ * the same bytes as one parameter block.
  *
  *   stand-in-program MODULE.ptx [MODE]
  *     MODE "ok"      one launch of pattern with k = 90 (default)
@@ -41,6 +42,22 @@
 			return 2;                                                        \
 		}                                                                        \
 	} while (0)
+
+typedef CUresult (*LaunchFn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+
+/* The launch the tap saw as kernelParams (a u64 and a u32), run by the
+ * stand-in driver from the same bytes as one parameter block. */
+static CUresult launch_params(LaunchFn launch, CUfunction fn, void **args)
+{
+	unsigned char block[12];
+	memcpy(block, args[0], 8);
+	memcpy(block + 8, args[1], 4);
+	size_t sz = sizeof block;
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
+	                 CU_LAUNCH_PARAM_END};
+	return launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, extra);
+}
 
 int main(int argc, char **argv)
 {
@@ -160,7 +177,7 @@ int main(int argc, char **argv)
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);
-		NEED(launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+		NEED(launch_params(launch, fn, args));
 		if (tap_exit)
 			tap_exit(&l, cookie);
 		return 0;
@@ -184,7 +201,7 @@ int main(int argc, char **argv)
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);
-		NEED(launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+		NEED(launch_params(launch, fn, args));
 		if (!strcmp(mode, "racy"))
 			NEED(memset8(out + 5, 0, 1));
 		if (tap_exit)

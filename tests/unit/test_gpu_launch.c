@@ -54,7 +54,6 @@
  * shared library (-DD4R_MOCK_SO) that takes libcuda.so.1's place. */
 #ifdef D4R_MOCK_SO
 #include <cuda.h>
-#include <sys/mman.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,8 +83,7 @@ typedef struct {
 typedef struct {
 	unsigned char *p;
 	size_t w, h, ch, es;
-	int surface;
-	CUarray_format fmt;
+	int surface; CUarray_format fmt;
 } MockArray;
 
 typedef struct {
@@ -101,9 +99,8 @@ static int pending_spin;          /* the next synchronise never returns */
 static int last_probed;           /* the last launch ran a module with probes */
 static int links, modules_loaded; /* compiles, and cubins loaded */
 static MockArray *objects[64];    /* texture / surface handles - 1 */
-static int object_is_surface[64];
-static CUDA_TEXTURE_DESC object_tex[64];
 static size_t nobjects;
+#include "capture/stand-in-driver.inc" /* what the capture tests ask of it */
 
 static const char *err_name(CUresult r)
 {
@@ -380,27 +377,12 @@ static CUresult m_cuLinkDestroy(CUlinkState s)
 	free(l);
 	return CUDA_SUCCESS;
 }
-/* The allocations handed out, for the stand-in's cuMemGetAddressRange and
- * cuPointerGetAttribute (the capture tests' tap asks them). */
-static struct { CUdeviceptr p; size_t n; } allocs[256];
 static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
-	*p = (CUdeviceptr)(uintptr_t)calloc(1, n);
-	for (size_t i = 0; i < 256; i++)
-		if (!allocs[i].p) {
-			allocs[i].p = *p, allocs[i].n = n;
-			break;
-		}
+	track(*p = (CUdeviceptr)(uintptr_t)calloc(1, n), n);
 	return CUDA_SUCCESS;
 }
-static CUresult m_cuMemFree(CUdeviceptr p)
-{
-	for (size_t i = 0; i < 256; i++)
-		if (allocs[i].p == p)
-			allocs[i].p = 0;
-	free((void *)(uintptr_t)p);
-	return CUDA_SUCCESS;
-}
+static CUresult m_cuMemFree(CUdeviceptr p) { track(p, 0); free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
 static CUresult m_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
 {
 	memcpy((void *)(uintptr_t)d, s, n);
@@ -441,8 +423,7 @@ static CUresult m_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d)
 		return CUDA_ERROR_INVALID_VALUE;
 	MockArray *ma = calloc(1, sizeof *ma);
 	ma->w = d->Width, ma->h = d->Height, ma->ch = d->NumChannels;
-	ma->es = format_bytes(d->Format);
-	ma->fmt = d->Format;
+	ma->es = format_bytes(d->Format), ma->fmt = d->Format;
 	ma->surface = (d->Flags & CUDA_ARRAY3D_SURFACE_LDST) != 0;
 	ma->p = calloc(1, ma->w * ma->h * ma->ch * ma->es);
 	*a = (CUarray)ma;
@@ -482,8 +463,7 @@ static CUresult m_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r,
 	(void)td, (void)v;
 	if (r->resType != CU_RESOURCE_TYPE_ARRAY)
 		return CUDA_ERROR_INVALID_VALUE;
-	object_is_surface[nobjects] = 0;
-	object_tex[nobjects] = *td;
+	object_is_surface[nobjects] = 0, object_tex[nobjects] = *td;
 	objects[nobjects++] = (MockArray *)r->res.array.hArray;
 	*t = nobjects;
 	return CUDA_SUCCESS;
@@ -494,8 +474,7 @@ static CUresult m_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *
 	MockArray *a = (MockArray *)r->res.array.hArray;
 	if (!a->surface)
 		return CUDA_ERROR_INVALID_VALUE;
-	object_is_surface[nobjects] = 1;
-	objects[nobjects++] = a;
+	object_is_surface[nobjects] = 1, objects[nobjects++] = a;
 	*s = nobjects;
 	return CUDA_SUCCESS;
 }
@@ -627,14 +606,6 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		return CUDA_ERROR_INVALID_VALUE;
 	const unsigned char *params = NULL;
 	size_t size = 0;
-	unsigned char kbuf[12];
-	if (!extra && kp && (!strcmp(mf->name, "pattern") || !strcmp(mf->name, "indirect"))) {
-		/* kernelParams: u64, u32 */
-		memcpy(kbuf, kp[0], 8);
-		memcpy(kbuf + 8, kp[1], 4);
-		params = kbuf;
-		size = 12;
-	}
 	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
 			params = extra[i + 1];
@@ -654,15 +625,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		memcpy(&k, params + 8, 4);
 		for (unsigned i = 0; i < gx * bx; i++)
 			out[i] = (unsigned char)(7 * i + k + (mf->off_by_one && i == 700));
-	} else if (!strcmp(mf->name, "indirect")) { /* pattern through a table of pointers */
-		if (size < 12)
-			return CUDA_ERROR_INVALID_VALUE;
-		const unsigned char *table = (const unsigned char *)(uintptr_t)rd64(params);
-		unsigned char *out = (unsigned char *)(uintptr_t)rd64(table);
-		uint32_t k;
-		memcpy(&k, params + 8, 4);
-		for (unsigned i = 0; i < gx * bx; i++)
-			out[i] = (unsigned char)(5 * i + k);
+	} else if (!strcmp(mf->name, "indirect") && indirect(params, size, gx * bx) < 0) {
+		return CUDA_ERROR_INVALID_VALUE;
 	} else if (!strcmp(mf->name, "copy")) {
 		if (size < 16)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -708,142 +672,6 @@ static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }
 
 #ifdef D4R_MOCK_SO
-/* What the capture tap asks of the driver.  cuFuncGetParamInfo gives
- * nothing, as the H200's driver did inside a CUPTI launch callback. */
-static CUresult m_cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
-{
-	for (size_t i = 0; i < 256; i++)
-		if (allocs[i].p && p >= allocs[i].p && p - allocs[i].p < allocs[i].n) {
-			*base = allocs[i].p, *size = allocs[i].n;
-			return CUDA_SUCCESS;
-		}
-	return CUDA_ERROR_INVALID_VALUE;
-}
-static CUresult m_cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
-{
-	CUdeviceptr b;
-	size_t n;
-	if (m_cuMemGetAddressRange(&b, &n, p) != CUDA_SUCCESS)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-		*(unsigned *)data = CU_MEMORYTYPE_DEVICE;
-	else if (a == CU_POINTER_ATTRIBUTE_IS_MANAGED)
-		*(int *)data = 0;
-	else if (a == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
-		*(int *)data = 0;
-	else
-		return CUDA_ERROR_INVALID_VALUE;
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
-{
-	(void)f, (void)i, (void)off, (void)size;
-	return CUDA_ERROR_INVALID_VALUE;
-}
-/* Virtual memory at a chosen address (the layer of a captured program whose
- * buffers point into each other asks for it): host pages mapped there. */
-static CUresult m_cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p,
-                                                CUmemAllocationGranularity_flags f)
-{
-	(void)p, (void)f;
-	*g = (size_t)2 << 20;
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align,
-                                      CUdeviceptr addr, unsigned long long flags)
-{
-	(void)align, (void)flags;
-	void *p = mmap((void *)(uintptr_t)addr, size, PROT_NONE,
-	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (addr ? MAP_FIXED_NOREPLACE : 0),
-	               -1, 0);
-	if (p == MAP_FAILED) /* the hint not honoured: elsewhere, as the driver does */
-		p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*ptr = (CUdeviceptr)(uintptr_t)p;
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemAddressFree(CUdeviceptr p, size_t size)
-{
-	munmap((void *)(uintptr_t)p, size);
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
-                              const CUmemAllocationProp *p, unsigned long long flags)
-{
-	(void)p, (void)flags;
-	*h = size;
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemRelease(CUmemGenericAllocationHandle h) { (void)h; return CUDA_SUCCESS; }
-static CUresult m_cuMemMap(CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h,
-                           unsigned long long flags)
-{
-	(void)off, (void)h, (void)flags;
-	if (mprotect((void *)(uintptr_t)p, size, PROT_READ | PROT_WRITE) != 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < 256; i++)
-		if (!allocs[i].p) {
-			allocs[i].p = p, allocs[i].n = size;
-			break;
-		}
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemUnmap(CUdeviceptr p, size_t size)
-{
-	for (size_t i = 0; i < 256; i++)
-		if (allocs[i].p == p)
-			allocs[i].p = 0;
-	mprotect((void *)(uintptr_t)p, size, PROT_NONE);
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n)
-{
-	(void)p, (void)size, (void)d, (void)n;
-	return CUDA_SUCCESS;
-}
-
-/* The arrays behind texture and surface objects, and their descriptors. */
-static CUresult object_desc(CUDA_RESOURCE_DESC *rd, unsigned long long h, int surface)
-{
-	if (!h || h > nobjects || object_is_surface[h - 1] != surface)
-		return CUDA_ERROR_INVALID_VALUE;
-	memset(rd, 0, sizeof *rd);
-	rd->resType = CU_RESOURCE_TYPE_ARRAY;
-	rd->res.array.hArray = (CUarray)objects[h - 1];
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *rd, CUtexObject t)
-{
-	return object_desc(rd, t, 0);
-}
-static CUresult m_cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *rd, CUsurfObject s)
-{
-	return object_desc(rd, s, 1);
-}
-static CUresult m_cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *td, CUtexObject t)
-{
-	if (!t || t > nobjects || object_is_surface[t - 1])
-		return CUDA_ERROR_INVALID_VALUE;
-	*td = object_tex[t - 1];
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
-{
-	const MockArray *ma = (const MockArray *)a;
-	memset(d, 0, sizeof *d);
-	d->Width = ma->w, d->Height = ma->h, d->NumChannels = (unsigned)ma->ch;
-	d->Format = ma->fmt;
-	d->Flags = ma->surface ? CUDA_ARRAY3D_SURFACE_LDST : 0;
-	return CUDA_SUCCESS;
-}
-static CUresult m_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
-{
-	(void)s;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return CUDA_SUCCESS;
-}
-
 /* The exported names; cuda.h maps some to versioned ones (cuMemAlloc ->
  * cuMemAlloc_v2), which is what the program looks up. */
 #define EXPORT(ret, name, params, args) \
@@ -894,22 +722,6 @@ EXPORT(CUresult, cuEventRecord, (CUevent e, CUstream s), (e, s))
 EXPORT(CUresult, cuEventSynchronize, (CUevent e), (e))
 EXPORT(CUresult, cuEventElapsedTime, (float *ms, CUevent a, CUevent b), (ms, a, b))
 EXPORT(CUresult, cuEventDestroy, (CUevent e), (e))
-EXPORT(CUresult, cuMemGetAddressRange, (CUdeviceptr *b, size_t *n, CUdeviceptr p), (b, n, p))
-EXPORT(CUresult, cuPointerGetAttribute, (void *d, CUpointer_attribute a, CUdeviceptr p), (d, a, p))
-EXPORT(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *o, size_t *n), (f, i, o, n))
-EXPORT(CUresult, cuStreamIsCapturing, (CUstream s, CUstreamCaptureStatus *st), (s, st))
-EXPORT(CUresult, cuTexObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUtexObject t), (r, t))
-EXPORT(CUresult, cuSurfObjectGetResourceDesc, (CUDA_RESOURCE_DESC *r, CUsurfObject s), (r, s))
-EXPORT(CUresult, cuTexObjectGetTextureDesc, (CUDA_TEXTURE_DESC *d, CUtexObject t), (d, t))
-EXPORT(CUresult, cuArray3DGetDescriptor, (CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a), (d, a))
-EXPORT(CUresult, cuMemGetAllocationGranularity, (size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags f), (g, p, f))
-EXPORT(CUresult, cuMemAddressReserve, (CUdeviceptr *r, size_t n, size_t al, CUdeviceptr a, unsigned long long f), (r, n, al, a, f))
-EXPORT(CUresult, cuMemAddressFree, (CUdeviceptr p, size_t n), (p, n))
-EXPORT(CUresult, cuMemCreate, (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p, unsigned long long f), (h, n, p, f))
-EXPORT(CUresult, cuMemRelease, (CUmemGenericAllocationHandle h), (h))
-EXPORT(CUresult, cuMemMap, (CUdeviceptr p, size_t n, size_t o, CUmemGenericAllocationHandle h, unsigned long long f), (p, n, o, h, f))
-EXPORT(CUresult, cuMemUnmap, (CUdeviceptr p, size_t n), (p, n))
-EXPORT(CUresult, cuMemSetAccess, (CUdeviceptr p, size_t n, const CUmemAccessDesc *d, size_t c), (p, n, d, c))
 #endif
 /* MOCK-END */
 
