@@ -133,4 +133,4 @@ expect_grep "buffer 'a0' must be at 0xfff0000000000000 \(a captured layer whose 
 # --- a module without PTX: replay-only, and the tools that need PTX say so ------------
 printf '\177ELF\002\001\001' >"$T/module.cubin"
 expect_rc 2 "$D4R" phases "$T/module.cubin"
-expect_grep 'does not look like PTX: a captured layer without PTX is replay-only' "$T/err"
+expect_grep 'expected a directive \(this does not look like PTX: an ELF file, a cubin\? a captured layer without PTX is replay-only' "$T/err"
