@@ -19,6 +19,9 @@
  *                    stream or an atomic would): a replay cannot reproduce it
  *     MODE "fail"    exit status 3 after the launch
  *     MODE "none"    no launch at all
+ *     MODE "cluster" one launch of pattern with k = 90 through cuLaunchKernelEx
+ *                    in clusters of 2 blocks (the stand-in adds cluster.x - 1
+ *                    to k in a cluster launch: the frame has k = 91)
  *     MODE "table"   the stand-in's "indirect" kernel (MODULE must define it):
  *                    its parameter is a table whose first entry points to
  *                    the output (byte i = 5 i + k, k = 90): a pointer
@@ -54,8 +57,8 @@ static CUresult launch_params(LaunchFn launch, CUfunction fn, void **args)
 	memcpy(block, args[0], 8);
 	memcpy(block + 8, args[1], 4);
 	size_t sz = sizeof block;
-	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
-	                 CU_LAUNCH_PARAM_END};
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
+	                 CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
 	return launch(fn, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, extra);
 }
 
@@ -153,6 +156,45 @@ int main(int argc, char **argv)
 		if (tap_enter)
 			tap_enter(&l, &cookie);
 		NEED(launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+		if (tap_exit)
+			tap_exit(&l, cookie);
+		return 0;
+	}
+	if (!strcmp(mode, "cluster")) {
+		CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **,
+		                      void **) = dlsym(cu, "cuLaunchKernelEx");
+		NEED(getf(&fn, mod, "pattern"));
+		CUdeviceptr dst;
+		NEED(alloc(&dst, 1024));
+		unsigned k = 90;
+		unsigned char block[12];
+		memcpy(block, &dst, 8);
+		memcpy(block + 8, &k, 4);
+		size_t sz = sizeof block;
+		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
+		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
+		CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+		at.value.clusterDim.x = 2,
+		at.value.clusterDim.y = at.value.clusterDim.z = 1;
+		CUlaunchConfig cfg = {.gridDimX = 4,
+		                      .gridDimY = 1,
+		                      .gridDimZ = 1,
+		                      .blockDimX = 256,
+		                      .blockDimY = 1,
+		                      .blockDimZ = 1,
+		                      .attrs = &at,
+		                      .numAttrs = 1};
+		TapLaunch l = {.api = "cuLaunchKernelEx",
+		               .kernel = "pattern",
+		               .f = fn,
+		               .grid = {4, 1, 1},
+		               .block = {256, 1, 1},
+		               .cluster = {2, 1, 1},
+		               .extra = extra};
+		void *cookie = NULL;
+		if (tap_enter)
+			tap_enter(&l, &cookie);
+		NEED(launch_ex(&cfg, fn, NULL, extra));
 		if (tap_exit)
 			tap_exit(&l, cookie);
 		return 0;

@@ -113,6 +113,13 @@ cmp "$A/oracle.frame" "$T/img" || fail "the frame is not the texture's image cop
 cmp "$A/t0.bin" "$T/img" || fail "t0.bin is not the texture's array before the launch"
 [ ! -e "$A/t1.bin" ] || fail "the surface's array was all zero before the launch"
 
+# --- a cluster launch: the layer keeps the cluster shape and replays in clusters -------
+expect_rc 0 "$D4R" capture -o "$T/clu" -- "$T/prog" "$PTX" cluster
+expect_grep '^captured pattern launch 1 \(cuLaunchKernelEx\)' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+expect_grep '"cluster": \[2, 1, 1\]' "$T/clu/pattern/layer.json"
+cmp "$T/clu/pattern/oracle.frame" "$T/want91" || fail "the cluster launch's frame (k = 91)"
+
 # --- a pointer inside a buffer: replayed at the recorded addresses ----------------------
 sed 's/pattern/indirect/; s/\.param \.u64 out/.param .u64 table/' "$PTX" >"$T/indirect.ptx"
 expect_rc 0 "$D4R" capture -o "$T/tab" -- "$T/prog" "$T/indirect.ptx" table
