@@ -22,6 +22,9 @@
  *     MODE "cluster" one launch of pattern with k = 90 through cuLaunchKernelEx
  *                    in clusters of 2 blocks (the stand-in adds cluster.x - 1
  *                    to k in a cluster launch: the frame has k = 91)
+ *     MODE "graph"   as "ok", but the tap is told the launch went to a stream
+ *                    that captures a CUDA graph (the stand-in's stream 0x6a7)
+ *     MODE "managed" as "ok" with the output in managed memory
  *     MODE "table"   the stand-in's "indirect" kernel (MODULE must define it):
  *                    its parameter is a table whose first entry points to
  *                    the output (byte i = 5 i + k, k = 90): a pointer
@@ -227,7 +230,13 @@ int main(int argc, char **argv)
 	NEED(getf(&fn, mod, "pattern"));
 	CUdeviceptr out, unused;
 	NEED(alloc(&unused, 64));
-	NEED(alloc(&out, 1024));
+	if (!strcmp(mode, "managed")) {
+		CUresult (*managed)(CUdeviceptr *, size_t, unsigned) =
+		    dlsym(cu, "cuMemAllocManaged");
+		NEED(managed(&out, 1024, CU_MEM_ATTACH_GLOBAL));
+	} else {
+		NEED(alloc(&out, 1024));
+	}
 	NEED(memset8(out, 0xff, 1024));
 	unsigned runs = !strcmp(mode, "none") ? 0 : !strcmp(mode, "twice") ? 2 : 1;
 	for (unsigned r = 0; r < runs; r++) {
@@ -240,6 +249,8 @@ int main(int argc, char **argv)
 		               .block = {256, 1, 1},
 		               .cluster = {1, 1, 1},
 		               .kernel_params = args};
+		if (!strcmp(mode, "graph"))
+			l.stream = (CUstream)(uintptr_t)0x6a7;
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);

@@ -76,6 +76,10 @@ expect_rc 2 "$D4R" capture -o "$T" -- "$T/prog" "$PTX"
 expect_grep "holds PROGRAM '.*/prog': the layers would be written among PROGRAM's own files" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/repo/corpus" -- "$T/prog" "$PTX"
 expect_grep "is or holds '.*smoke.ptx', a file PROGRAM is given" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" graph
+expect_grep "not captured: pattern #1: launched into a CUDA graph being captured" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" managed
+expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is managed memory \(not captured\)" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" none
 expect_grep "launched no kernel" "$T/err"
 expect_rc 2 "$D4R" capture --kernel '(' -o "$T/q" -- "$T/prog" "$PTX"
