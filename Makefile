@@ -35,8 +35,17 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANITIZE) \
 LIBS      := -lpcre2-8 -lcjson -lzstd -llz4 -lpng -ldl -lm -lpthread
 TEST_LIBS := -lcmocka
 
-LIB_SRC   := $(sort $(wildcard src/base/*.c src/ptx/*.c src/ana/*.c src/splice/*.c \
-                               src/gpu/*.c src/bin/*.c src/cmd/*.c))
+# The injection library's own files (the tap inside PROGRAM, and the only
+# file that includes cupti.h) and the library files it carries, built
+# position-independent into $(BUILD)/libd4r-capture.so.
+CAPTURE_TAP := src/capture/tap.c src/capture/inject.c
+CAPTURE_LIB := src/capture/nvinfo.c src/bin/fatbin.c src/bin/objfile.c src/base/base.c \
+               src/base/strbuf.c src/base/err.c
+CUPTI_INC   ?= $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include \
+                 $(CUDA_HOME)/targets/x86_64-linux/include) $(CUDA_HOME)/include)
+LIB_SRC   := $(filter-out $(CAPTURE_TAP),$(sort $(wildcard src/base/*.c src/ptx/*.c \
+                               src/ana/*.c src/splice/*.c src/gpu/*.c src/bin/*.c \
+                               src/cmd/*.c src/capture/*.c)))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/src/main.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -46,7 +55,7 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 .PHONY: all check check-unit check-cli check-golden check-corpus check-gpu bench \
         asan ubsan fuzz format install uninstall clean corpus deps mutate completion
 
-all: $(BUILD)/d4r-splice
+all: $(BUILD)/d4r-splice $(BUILD)/libd4r-capture.so
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -59,6 +68,18 @@ $(BUILD)/libd4r.a: $(LIB_OBJ)
 $(BUILD)/d4r-splice: $(MAIN_OBJ) $(BUILD)/libd4r.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(BUILD)/libd4r.a \
 	    -Wl,--no-whole-archive $(LIBS)
+
+# The injection library `capture` hands PROGRAM (src/capture/capture.h):
+# position-independent objects, everything but its entry points hidden.
+CAPTURE_PIC := $(patsubst %.c,$(BUILD)/pic/%.o,$(CAPTURE_TAP) $(CAPTURE_LIB))
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -I$(CUPTI_INC) -c $< -o $@
+
+$(BUILD)/libd4r-capture.so: $(CAPTURE_PIC)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(CAPTURE_PIC) -Wl,--no-undefined -lzstd -llz4 \
+	    -ldl -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libd4r.a
 	@mkdir -p $(dir $@)
@@ -119,6 +140,8 @@ install: all $(BUILD)/d4r-splice.bash
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(COMPDIR)
 	install -m 755 $(BUILD)/d4r-splice $(DESTDIR)$(PREFIX)/bin/d4r-splice
+	install -d $(DESTDIR)$(PREFIX)/lib/d4r-splice
+	install -m 755 $(BUILD)/libd4r-capture.so $(DESTDIR)$(PREFIX)/lib/d4r-splice/libd4r-capture.so
 	install -m 644 man/d4r-splice.1 $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1
 	install -m 644 $(BUILD)/d4r-splice.bash $(DESTDIR)$(COMPDIR)/d4r-splice
 	for d in recipes ptx corpus; do \
@@ -127,6 +150,7 @@ install: all $(BUILD)/d4r-splice.bash
 	done
 
 uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/lib/d4r-splice
 	rm -f $(DESTDIR)$(PREFIX)/bin/d4r-splice $(DESTDIR)$(PREFIX)/share/man/man1/d4r-splice.1 \
 	    $(DESTDIR)$(COMPDIR)/d4r-splice
 	rm -rf $(DESTDIR)$(SHAREDIR)
@@ -134,4 +158,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(CAPTURE_PIC:.o=.d)

@@ -62,6 +62,7 @@ static const CmdVerb commands[] = {
 	{"probe", cmd_probe, "instrument a module: store registers after its phases", NULL},
 	{"bisect", cmd_bisect, "where an original and a spliced module first differ", NULL},
 	{"profile", cmd_profile, "cycles per phase and epilogue, original vs spliced", NULL},
+	{"capture", cmd_capture, "record a launch of a running program as a layer", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 

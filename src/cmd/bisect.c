@@ -61,26 +61,6 @@ static const char *const usage[] = {
     NULL,
 };
 
-/* OptCallback for a size: N, NK, NM, NG (powers of 1024); o->value is a uint64_t. */
-static int opt_size(const Opt *o, const char *word, Err *e)
-{
-	char *end;
-	unsigned long long v = strtoull(word, &end, 10);
-	uint64_t mul = 1;
-	if (end == word)
-		return err_set(e, "'%s' is not a size (N, NK, NM or NG)", word);
-	if (*end == 'K' || *end == 'k')
-		mul = 1ull << 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1ull << 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1ull << 30, end++;
-	if (*end || !v || v > (1ull << 50) / mul)
-		return err_set(e, "'%s' is not a size (N, NK, NM or NG)", word);
-	*(uint64_t *)o->value = v * mul;
-	return 0;
-}
-
 /* ---- output ----------------------------------------------------------------------- */
 
 static void dist_text(ProbeFmt f, uint64_t d, StrBuf *sb)

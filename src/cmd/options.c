@@ -562,3 +562,22 @@ int opt_phase_list(const Opt *o, const char *word, Err *e)
 	numlist_release(l);
 	return numlist_parse(word, 1, UINT32_MAX, l, e);
 }
+
+int opt_size(const Opt *o, const char *word, Err *e)
+{
+	char *end;
+	unsigned long long v = strtoull(word, &end, 10);
+	uint64_t mul = 1;
+	if (end == word)
+		return err_set(e, "'%s' is not a size (N, NK, NM or NG)", word);
+	if (*end == 'K' || *end == 'k')
+		mul = 1ull << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ull << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ull << 30, end++;
+	if (*end || !v || v > (1ull << 50) / mul)
+		return err_set(e, "'%s' is not a size (N, NK, NM or NG)", word);
+	*(uint64_t *)o->value = v * mul;
+	return 0;
+}

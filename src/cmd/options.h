@@ -218,6 +218,9 @@ typedef struct {
 int opt_arch(const Opt *o, const char *word, Err *e);
 /* OptCallback for a number of seconds in (0, 86400]: o->value is a double. */
 int opt_seconds(const Opt *o, const char *word, Err *e);
+/* OptCallback for a size: N, NK, NM, NG (powers of 1024); o->value is a
+ * uint64_t. */
+int opt_size(const Opt *o, const char *word, Err *e);
 /* OptCallback for a phase list (1-10,13,21-60; base/numlist.h): o->value is
  * a NumList, replaced by each occurrence. */
 int opt_phase_list(const Opt *o, const char *word, Err *e);

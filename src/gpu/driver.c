@@ -399,6 +399,17 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 	jit_opts(&j, o);
 	CUresult cr;
 
+	if (n >= 4 && memcmp(ptx, "\177ELF", 4) == 0) {
+		/* A cubin (a replay-only captured layer): no JIT, nothing to cache. */
+		cr = gpu_cu.cuModuleLoadData(&r->module, text);
+		if (cr != CUDA_SUCCESS) {
+			r->module = NULL;
+			gpu_cu_check(cr, "cuModuleLoadData of the cubin", e);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
 	if (o && o->no_cache) {
 		cr = gpu_cu.cuModuleLoadDataEx(&r->module, text, j.n, j.opt, j.val);
 		take_logs(&j, r);

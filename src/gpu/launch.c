@@ -4,6 +4,7 @@
 #include "gpu/launch.h"
 
 #include "base/file.h"
+#include "gpu/place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ struct GpuLayer {
 	unsigned char **images;     /* per buffer; NULL: zero/fill */
 	LArray *arrays;
 	uint64_t *addr, *tex, *surf; /* what the parameter blocks take */
+	GpuPlaced *placed;          /* buffers at their recorded addresses (place.h) */
 };
 
 static CUarray_format array_format(MfFormat f)
@@ -101,11 +103,18 @@ int gpu_layer_open(const Manifest *m, GpuLayer **out, Err *e)
 	L->surf = xcalloc(m->narrays + 1, sizeof(uint64_t));
 	*out = L;
 	char what[300];
+	if (gpu_place_buffers(m, &L->placed, e) < 0)
+		goto fail;
 	for (size_t i = 0; i < m->nbuffers; i++) {
 		const MfBuffer *b = &m->buffers[i];
 		snprintf(what, sizeof what, "buffers.%s", b->name);
 		if (gpu_init_image(m, &b->init, b->init.format, b->size, what, &L->images[i], e) < 0)
 			goto fail;
+		if (b->address) { /* mapped by gpu_place_buffers */
+			L->addr[i] = b->address;
+			L->bufs[i] = (CUdeviceptr)b->address;
+			continue;
+		}
 		char call[340];
 		snprintf(call, sizeof call, "cuMemAlloc of buffer '%s' (%llu bytes)", b->name,
 		         (unsigned long long)b->size);
@@ -245,10 +254,11 @@ void gpu_layer_close(GpuLayer *L)
 		free(la->image);
 	}
 	for (size_t i = 0; i < m->nbuffers; i++) {
-		if (L->bufs[i])
+		if (L->bufs[i] && !m->buffers[i].address)
 			gpu_cu.cuMemFree(L->bufs[i]);
 		free(L->images[i]);
 	}
+	gpu_place_release(L->placed);
 	free(L->bufs);
 	free(L->images);
 	free(L->arrays);
@@ -309,10 +319,13 @@ int gpu_layer_launch(GpuLayer *L, const GpuBound *b, CUstream s, Err *e)
 		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, b->params[i],
 		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
 		for (unsigned r = 0; r < l->repeat; r++) {
-			CUresult cr = gpu_cu.cuLaunchKernel(b->funcs[i], l->grid[0], l->grid[1],
-			                                    l->grid[2], l->block[0], l->block[1],
-			                                    l->block[2], l->dynamic_shared_bytes, s,
-			                                    NULL, size ? extra : NULL);
+			CUresult cr =
+			    l->cluster[0] * l->cluster[1] * l->cluster[2] > 1
+			        ? gpu_launch_cluster(b->funcs[i], l, s, size ? extra : NULL)
+			        : gpu_cu.cuLaunchKernel(b->funcs[i], l->grid[0], l->grid[1], l->grid[2],
+			                                l->block[0], l->block[1], l->block[2],
+			                                l->dynamic_shared_bytes, s, NULL,
+			                                size ? extra : NULL);
 			if (cr != CUDA_SUCCESS) {
 				char call[400];
 				snprintf(call, sizeof call, "launches[%zu]: cuLaunchKernel '%s'", i,

@@ -61,6 +61,14 @@ int gpu_reduce_module(const Manifest *m, const Module *mod, StrBuf *out, size_t 
 int gpu_reduce_text(const Manifest *m, const char *name, const char *ptx, size_t n,
                     StrBuf *out, size_t *entries, size_t *removed, Err *e)
 {
+	if (n >= 4 && memcmp(ptx, "\177ELF", 4) == 0) { /* a cubin: loaded as it is */
+		sb_addn(out, ptx, n);
+		if (entries)
+			*entries = m->nlaunches;
+		if (removed)
+			*removed = 0;
+		return 0;
+	}
 	Module *mod = ptx_parse(name, ptx, n, e);
 	if (!mod)
 		return -1;

@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,25 @@ out:
 	return rc;
 }
 
+/* "address": "0x..." - a buffer that must sit at this device address (a
+ * captured layer whose buffers hold pointers into each other). */
+static int parse_address(JsonDoc *d, const cJSON *o, uint64_t *out)
+{
+	char *s = NULL;
+	if (json_get_string(d, o, "address", JSON_OPTIONAL | JSON_NONEMPTY, &s) < 0)
+		return -1;
+	if (!s)
+		return 0;
+	char *end;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	int rc = 0;
+	if (strncmp(s, "0x", 2) != 0 || end == s + 2 || *end || errno || !*out)
+		rc = json_bad_at(d, "address", "'%s' is not a non-zero hexadecimal address", s);
+	free(s);
+	return rc;
+}
+
 static int parse_buffers(JsonDoc *d, const cJSON *root, Manifest *m)
 {
 	const cJSON *bs = json_member(d, root, "buffers", JSON_OPTIONAL);
@@ -239,11 +259,12 @@ static int parse_buffers(JsonDoc *d, const cJSON *root, Manifest *m)
 		size_t m2 = json_push(d, b->string);
 		MfBuffer *buf = &m->buffers[m->nbuffers++];
 		buf->name = xstrdup(b->string);
-		static const char *const keys[] = {"size", "init", NULL};
+		static const char *const keys[] = {"size", "init", "address", NULL};
 		if (json_object(d, b) < 0 || json_keys(d, b, keys) < 0 ||
 		    get_u64(d, b, "size", JSON_REQUIRED, 1, JSON_MAX_INT, &buf->size) <
 		        0 ||
-		    parse_init(d, b, MF_NOFMT, &buf->init) < 0)
+		    parse_init(d, b, MF_NOFMT, &buf->init) < 0 ||
+		    parse_address(d, b, &buf->address) < 0)
 			goto out;
 		if (buf->init.kind == MF_INIT_RANDOM &&
 		    buf->size % mf_format_size(buf->init.format)) {
@@ -579,12 +600,16 @@ static int parse_launches(JsonDoc *d, const cJSON *root, Manifest *m)
 		MfLaunch *l = &m->launches[m->nlaunches++];
 		static const char *const keys[] = {
 		    "entry",  "grid",   "block", "dynamic_shared_bytes",
-		    "params", "repeat", NULL};
+		    "params", "repeat", "cluster", NULL};
 		if (json_object(d, o) < 0 || json_keys(d, o, keys) < 0 ||
 		    json_get_string(d, o, "entry", JSON_REQUIRED | JSON_NONEMPTY,
 		                    &l->entry) < 0 ||
 		    parse_dim3(d, o, "grid", 2147483647.0, l->grid) < 0 ||
 		    parse_dim3(d, o, "block", 1024, l->block) < 0)
+			goto out;
+		l->cluster[0] = l->cluster[1] = l->cluster[2] = 1;
+		if (json_member(d, o, "cluster", JSON_OPTIONAL) &&
+		    parse_dim3(d, o, "cluster", 8, l->cluster) < 0)
 			goto out;
 		if ((uint64_t)l->block[0] * l->block[1] * l->block[2] > 1024) {
 			json_bad_at(

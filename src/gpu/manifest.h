@@ -52,6 +52,7 @@ typedef struct {
 	char *name;
 	uint64_t size;
 	MfInit init;
+	uint64_t address;   /* "address": the device address it must have; 0 any */
 } MfBuffer;
 
 enum { MF_ADDR_CLAMP, MF_ADDR_WRAP, MF_ADDR_BORDER, MF_ADDR_MIRROR };
@@ -93,6 +94,7 @@ typedef struct {
 typedef struct {
 	char *entry;
 	unsigned grid[3], block[3];
+	unsigned cluster[3];      /* "cluster": blocks per cluster; 1 1 1 without */
 	uint32_t dynamic_shared_bytes;
 	uint32_t param_size;
 	MfField *fields;

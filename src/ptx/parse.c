@@ -1278,6 +1278,12 @@ static int module(Parser *P)
 		if (at_end(P))
 			return 0;
 		const char *s = P->p;
+		if (*s == 0x7f && P->end - s >= 4 && !memcmp(s, "\177ELF", 4))
+			return fail_at(P, s,
+			               "expected a directive (this does not look like PTX: an ELF "
+			               "file, a cubin? a captured layer without PTX is replay-only: "
+			               "run replays it; phases, recipes and splices need its PTX, "
+			               "capture --ptx-from DIR)");
 		if (*s != '.')
 			return fail_at(P, s, "expected a directive (this does not look like PTX)");
 		const char *q = ptx_lex_directive(s, P->end);

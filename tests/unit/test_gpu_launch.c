@@ -83,7 +83,7 @@ typedef struct {
 typedef struct {
 	unsigned char *p;
 	size_t w, h, ch, es;
-	int surface;
+	int surface; CUarray_format fmt;
 } MockArray;
 
 typedef struct {
@@ -100,6 +100,7 @@ static int last_probed;           /* the last launch ran a module with probes */
 static int links, modules_loaded; /* compiles, and cubins loaded */
 static MockArray *objects[64];    /* texture / surface handles - 1 */
 static size_t nobjects;
+#include "capture/stand-in-driver.inc" /* what the capture tests ask of it */
 
 static const char *err_name(CUresult r)
 {
@@ -378,10 +379,10 @@ static CUresult m_cuLinkDestroy(CUlinkState s)
 }
 static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
-	*p = (CUdeviceptr)(uintptr_t)calloc(1, n);
+	track(*p = (CUdeviceptr)(uintptr_t)calloc(1, n), n);
 	return CUDA_SUCCESS;
 }
-static CUresult m_cuMemFree(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+static CUresult m_cuMemFree(CUdeviceptr p) { track(p, 0); free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
 static CUresult m_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
 {
 	memcpy((void *)(uintptr_t)d, s, n);
@@ -422,7 +423,7 @@ static CUresult m_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d)
 		return CUDA_ERROR_INVALID_VALUE;
 	MockArray *ma = calloc(1, sizeof *ma);
 	ma->w = d->Width, ma->h = d->Height, ma->ch = d->NumChannels;
-	ma->es = format_bytes(d->Format);
+	ma->es = format_bytes(d->Format), ma->fmt = d->Format;
 	ma->surface = (d->Flags & CUDA_ARRAY3D_SURFACE_LDST) != 0;
 	ma->p = calloc(1, ma->w * ma->h * ma->ch * ma->es);
 	*a = (CUarray)ma;
@@ -462,6 +463,7 @@ static CUresult m_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r,
 	(void)td, (void)v;
 	if (r->resType != CU_RESOURCE_TYPE_ARRAY)
 		return CUDA_ERROR_INVALID_VALUE;
+	object_is_surface[nobjects] = 0, object_tex[nobjects] = *td;
 	objects[nobjects++] = (MockArray *)r->res.array.hArray;
 	*t = nobjects;
 	return CUDA_SUCCESS;
@@ -472,7 +474,7 @@ static CUresult m_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *
 	MockArray *a = (MockArray *)r->res.array.hArray;
 	if (!a->surface)
 		return CUDA_ERROR_INVALID_VALUE;
-	objects[nobjects++] = a;
+	object_is_surface[nobjects] = 1, objects[nobjects++] = a;
 	*s = nobjects;
 	return CUDA_SUCCESS;
 }
@@ -623,6 +625,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		memcpy(&k, params + 8, 4);
 		for (unsigned i = 0; i < gx * bx; i++)
 			out[i] = (unsigned char)(7 * i + k + (mf->off_by_one && i == 700));
+	} else if (!strcmp(mf->name, "indirect") && indirect(params, size, gx * bx) < 0) {
+		return CUDA_ERROR_INVALID_VALUE;
 	} else if (!strcmp(mf->name, "copy")) {
 		if (size < 16)
 			return CUDA_ERROR_INVALID_VALUE;

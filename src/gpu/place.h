@@ -1,0 +1,35 @@
+/*
+ * place.h - what a captured layer asks of the device beyond cuMemAlloc and
+ * cuLaunchKernel: buffers at the device addresses they had in the program
+ * (their contents hold pointers to each other, which no manifest field can
+ * rebase), and launches in thread-block clusters.
+ *
+ * Both use driver entry points that a written layer never needs
+ * (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess,
+ * cuLaunchKernelEx); they are looked up in the loaded driver when a layer
+ * asks for them, so a driver without them fails only such a layer, saying
+ * which entry point it lacks.
+ */
+#ifndef D4R_GPU_PLACE_H
+#define D4R_GPU_PLACE_H
+
+#include "gpu/driver.h"
+#include "gpu/manifest.h"
+
+typedef struct GpuPlaced GpuPlaced;
+
+/*
+ * Maps device memory at every buffer's "address" (the ranges rounded out to
+ * the allocation granularity and merged, so neighbours share a mapping).
+ * -1 with "buffer 'a0' must be at 0x7f2a00000000 (a captured layer whose
+ * buffers point into each other): cuMemAddressReserve gave 0x...: the
+ * address is taken in this process" when the range cannot be had.
+ * *out is NULL when no buffer has an address.
+ */
+int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e);
+void gpu_place_release(GpuPlaced *p);
+
+/* cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION l->cluster. */
+CUresult gpu_launch_cluster(CUfunction f, const MfLaunch *l, CUstream s, void **extra);
+
+#endif
