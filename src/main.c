@@ -56,6 +56,7 @@ static const CmdVerb commands[] = {
 	{"probe", cmd_probe, "instrument a module: store registers after its phases", NULL},
 	{"bisect", cmd_bisect, "where an original and a spliced module first differ", NULL},
 	{"profile", cmd_profile, "cycles per phase and epilogue, original vs spliced", NULL},
+	{"replay", cmd_replay, "one cut alone, from the state at its start", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 

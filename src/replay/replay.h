@@ -1,0 +1,225 @@
+/*
+ * replay.h - one cut of a kernel run alone, from the state the original
+ * kernel had at the cut's start: what that state is (the state plan), and
+ * the small module that loads it, runs the original's cut or the spliced
+ * one, and stores the state at the cut's end (the replay module).
+ *
+ *   plan.c     the state plan of a cut: the registers every thread carries
+ *              into it and out of it, how each survives a replay in another
+ *              process, the block's shared memory, the global bytes it
+ *              reads and writes, and what the cut holds that replay cannot
+ *              do (refusals, each with its statement)
+ *   prep.c     a cut made ready: the recipe spliced into the original
+ *              alone, both modules' dataflow, the cut's range in each, the
+ *              launch that runs the entry
+ *   module.c   the replay module: two entries (the original's cut and the
+ *              spliced one) over the state, and the probe records that take
+ *              that state from the original module (the dump)
+ *
+ * The replay room builds on the probe layer (splice/probe.h): the dump's
+ * registers are a probe plan (a record before the cut's first statement,
+ * one after its last), laid out as the probe layer lays out every dump,
+ * so the replay module reads the very slots the instrumented original
+ * wrote.  It knows the launch through the manifest (gpu/manifest.h), the
+ * artifact the GPU stage reads; it runs nothing itself.
+ *
+ * Pointer-valued registers.  A replay runs in another process, with other
+ * allocations: a register that holds an address of a launch buffer, a
+ * texture handle or a module symbol has, in the replay, another value.
+ * The plan follows each live-in register's value back through its
+ * definitions (mov, add, sub, mad, cvt, cvta, selp ...) to what it is made
+ * of: data (the same bits in any process: constants, special registers,
+ * loaded values), or one 64-bit field of the parameter block (a buffer's
+ * address, a texture or surface object) plus data, or one symbol's address
+ * plus data.  The replay entry rebases such a register by the difference
+ * between the field (symbol) now and at the dump: the field's bytes at the
+ * dump are kept with the state, the symbol's address is stored by the dump
+ * itself.  That is exact for every value that is the base plus terms that
+ * do not depend on it, which is what the address arithmetic of a kernel
+ * is; recomputing the register in the replay entry would mean replaying
+ * its whole definition chain, most of the kernel.  A value the walk cannot
+ * write that way (two pointers added, a pointer masked, multiplied, turned
+ * into a float, the address of the parameter block itself) is refused,
+ * naming the register and the statement.
+ *
+ * Nothing here prints or exits; errors go to the Err given.
+ */
+#ifndef D4R_REPLAY_REPLAY_H
+#define D4R_REPLAY_REPLAY_H
+
+#include "ana/ana.h"
+#include "base/err.h"
+#include "base/strbuf.h"
+#include "gpu/manifest.h"
+#include "ptx/module.h"
+#include "splice/probe.h"
+#include "splice/recipe.h"
+
+/* ---- the state plan (plan.c) ---------------------------------------------------- */
+
+/* What a register's value is made of, for a replay in another process. */
+typedef enum {
+	RV_DATA,   /* the same bits in any process */
+	RV_PARAM,  /* a 64-bit field of the parameter block (param_off) plus data */
+	RV_SYMBOL, /* the address of a module symbol (symbol) plus data */
+} ReplayValueKind;
+const char *replay_value_kind_name(ReplayValueKind k); /* "data", "param", "symbol" */
+
+typedef struct {
+	char *name;        /* "%rd2831" */
+	uint8_t fmt;       /* ProbeFmt, as the dump stores it */
+	uint8_t kind;      /* ReplayValueKind */
+	bool original;     /* read by the original's cut (live-in) / defined (live-out) */
+	bool spliced;      /* ... by the spliced cut */
+	int64_t param_off; /* RV_PARAM: the field's offset in the parameter block */
+	char *param;       /* RV_PARAM: the kernel parameter holding it ... */
+	int64_t param_in;  /* ... and the field's offset inside that parameter */
+	char *symbol;      /* RV_SYMBOL: its name */
+	uint32_t evidence; /* RV_PARAM / RV_SYMBOL: the statement (original's
+	                      numbering) that reads the field or the symbol */
+	uint32_t stmt;     /* live-in: first use in the original's cut (or the
+	                      spliced cut's, in its numbering); live-out: last
+	                      definition in the original's cut */
+} ReplayReg;
+
+/* A shared-memory variable the block holds, copied whole. */
+typedef struct {
+	char *name;
+	uint64_t bytes; /* its size (dynamic: the launch's dynamic_shared_bytes) */
+	uint32_t align;
+	bool dynamic; /* an unsized .extern .shared array */
+	uint64_t off; /* where it sits in a block's shared state */
+	bool is64;    /* its address is taken as 64 bits (mov.u64) */
+} ReplayShared;
+
+/* A global access of a cut, and the launch buffer it is of. */
+typedef struct {
+	uint32_t stmt; /* in the numbering of its cut's module */
+	bool spliced;  /* of the spliced cut */
+	bool store;
+	int buffer; /* the manifest's buffer index, or -1 (a module symbol) */
+	char *what; /* "buffer 'weights' (parameter +40)", "symbol 'g'" */
+} ReplayAccess;
+
+typedef struct {
+	/* the cut: in the original, and in the spliced module */
+	uint32_t first, last;
+	uint32_t s_first, s_last;
+	uint32_t first_line, last_line;
+	VEC(ReplayReg) live_in;  /* union of both cuts' live-ins (no special registers) */
+	VEC(ReplayReg) live_out; /* the original's live-outs */
+	VEC(ReplayShared) shared;
+	uint64_t shared_bytes;    /* one block's shared state, all variables */
+	VEC(ReplayAccess) access; /* global reads and writes of both cuts */
+	VEC(int) buffers_in;      /* buffers taken whole at the launch's start */
+	VEC(int) buffers_out;     /* buffers the cuts write (compared whole) */
+	uint32_t barriers;        /* bar.sync / barrier statements in the cuts */
+	/* what replay cannot do: one line each ("s7771 (line 13185): ..."); the
+	 * plan is replayable when it is empty */
+	StrBuf refused;
+	uint32_t nrefused;
+	/* the launch */
+	unsigned grid[3], block[3];
+	uint32_t param_size;
+	uint64_t warps; /* warps of the grid */
+	uint64_t blocks;
+} ReplayPlan;
+
+typedef struct {
+	const Manifest *mf;
+	const MfLaunch *launch; /* the launch of the entry */
+	const Module *mo;       /* the original */
+	const Func *fo;
+	Dataflow *dfo;
+	uint32_t first, last; /* the cut, in the original */
+	const Module *ms;     /* the spliced module (may equal mo: no splice) */
+	const Func *fs;
+	Dataflow *dfs;
+	uint32_t s_first, s_last; /* the cut, in the spliced module */
+	/* the spliced cut's text in ms->src: the region the splice wrote (its
+	 * `{ }` scope and declarations included); 0, 0: the statements' */
+	size_t s_off, s_len;
+} ReplayRequest;
+
+/*
+ * The state plan of req's cut.  Returns 0 with the plan (refusals in
+ * plan->refused, the plan otherwise complete), or -1 when the analysis
+ * itself fails (a range outside the function).  Release with
+ * replay_plan_release either way.
+ */
+int replay_plan(const ReplayRequest *req, ReplayPlan *plan, Err *e);
+void replay_plan_release(ReplayPlan *plan);
+
+/* The plan as text (what `replay --plan` prints) and as JSON (cJSON). */
+void replay_plan_text(const ReplayPlan *plan, const Manifest *mf, StrBuf *out);
+struct cJSON;
+struct cJSON *replay_plan_json(const ReplayPlan *plan, const Manifest *mf);
+
+/* ---- a cut made ready (prep.c) ------------------------------------------------- */
+
+typedef struct {
+	ReplayRequest req;
+	StrBuf spliced; /* the spliced module's text */
+	Module *ms;     /* its parse (req.ms) */
+	Dataflow *dfo, *dfs;
+	uint32_t phase; /* the recipe's phase, 0 for a statement range */
+	char *template_name;
+	char sha256[65]; /* of the original module's bytes */
+} ReplayCut;
+
+/*
+ * Splices recipe r into the original module mo (splice_many with the one
+ * recipe, as the main job does) and fills c: the spliced module parsed, the
+ * dataflow of both entries, the cut's range in each (the spliced one: the
+ * statements inside the region the splice wrote), the launch of the
+ * manifest that runs the entry (one shape only).  Returns 0, or -1 naming
+ * what failed.  Release with replay_cut_release either way.
+ */
+int replay_prepare(const Manifest *mf, const Module *mo, const Recipe *r,
+                   const char *ptx_root, ReplayCut *c, Err *e);
+void replay_cut_release(ReplayCut *c);
+
+/* ---- the replay module and the dump (module.c) ---------------------------------- */
+
+/* The symbols of the state (each a .u64 holding an address the host sets). */
+#define REPLAY_SYM_REGS "__d4r_replay_regs"     /* the registers: the probe dump */
+#define REPLAY_SYM_SHARED "__d4r_replay_shared" /* [block][start|end][shared bytes] */
+#define REPLAY_SYM_PARAMS "__d4r_replay_params" /* the dump launch's parameter block */
+#define REPLAY_ENTRY_ORIGINAL "__d4r_replay_original"
+#define REPLAY_ENTRY_SPLICED "__d4r_replay_spliced"
+
+/* Records of the state's probe plan. */
+enum { REPLAY_REC_START, REPLAY_REC_SYMBOLS, REPLAY_REC_END, REPLAY_NREC };
+
+/*
+ * The probe plan of the dump (positions in the original): before the
+ * cut's first statement every live-in register, and (lane 0 of each warp)
+ * the address of every shared variable the cut's state holds and of each
+ * symbol a live-in is rebased on; after the last statement every
+ * live-out.  The start and end records copy the block's shared memory out
+ * (between two bar.sync, in the record's code).  Laid out.
+ */
+int replay_dump_plan(const ReplayPlan *plan, const Module *mo, const Func *fo,
+                     ProbePlan *out, Err *e);
+
+/*
+ * The replay module: the original's header, module-level declarations and
+ * .func definitions, the three state symbols, and two entries with the
+ * kernel's parameters, REPLAY_ENTRY_ORIGINAL (the original's cut) and
+ * REPLAY_ENTRY_SPLICED (the spliced cut), each: the shared state in, a
+ * barrier, the live-ins loaded and rebased, the cut's text as it stands
+ * in its module, the live-outs stored, a barrier, the shared state out.
+ * `dp` is replay_dump_plan's.  -1 when the plan refuses.
+ */
+int replay_module(const ReplayPlan *plan, const ProbePlan *dp, const ReplayRequest *req,
+                  StrBuf *out, Err *e);
+
+/*
+ * The dump module: the original instrumented with `dp` (probe_instrument,
+ * the registers' symbol REPLAY_SYM_REGS, REPLAY_SYM_SHARED declared after
+ * it), every line of the original a line of it.  Returns 0 or -1.
+ */
+int replay_dump_module(const ProbePlan *dp, const Module *mo, const Func *fo, StrBuf *out,
+                       Err *e);
+
+#endif
