@@ -74,17 +74,22 @@ static const char kernel[] =
     "{\n"
     ".reg .b32 %r<8>;\n"
     ".reg .f32 %f<8>;\n"
-    ".reg .b64 %rd<4>;\n"
+    ".reg .b64 %rd<8>;\n"
     ".reg .v4 .b32 %v;\n"
     "mov.u64 %rd1, 0;\n"          /* s0 */
     "wgmma.fence.sync.aligned;\n" /* s1 */
     "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, "
-    "%rd1, 1, 1, 1, 0, 0;\n"             /* s2 */
-    "wgmma.commit_group.sync.aligned;\n" /* s3 */
-    "add.f32 %f5, %f6, %f7;\n"           /* s4 */
-    "wgmma.wait_group.sync.aligned 0;\n" /* s5 */
-    "mov.b32 %r1, %v.x;\n"               /* s6 */
-    "add.f32 %f6, %f1, %f5;\n"           /* s7 */
+    "%rd1, 1, 1, 1, 0, 0;\n"              /* s2 */
+    "wgmma.commit_group.sync.aligned;\n"  /* s3 */
+    "add.f32 %f5, %f6, %f7;\n"            /* s4 */
+    "wgmma.wait_group.sync.aligned 0;\n"  /* s5 */
+    "mov.b32 %r1, %v.x;\n"                /* s6 */
+    "add.f32 %f6, %f1, %f5;\n"            /* s7 */
+    "ld.param.u64 %rd2, [w_param_0+8];\n" /* s8 */
+    "add.s64 %rd3, %rd2, 64;\n"           /* s9 */
+    "sub.s64 %rd4, %rd3, %rd2;\n"         /* s10: 64, data */
+    "add.s64 %rd5, %rd3, 0;\n"            /* s11 */
+    "add.s64 %rd6, %rd4, %rd5;\n"         /* s12 */
     "ret;\n"
     "}\n";
 
@@ -302,6 +307,25 @@ static void test_replay__wgmma_in_flight_and_vectors(void **state)
 	fix_release(&x);
 }
 
+/* The difference of two addresses of one base is data; data plus an
+ * address is that address. */
+static void test_replay__difference_is_data(void **state)
+{
+	(void)state;
+	Fix x;
+	plan_of(&x, "w", 12, 12);
+	if (x.plan.nrefused)
+		fail_msg("refused: %s", x.plan.refused.p);
+	const ReplayReg *d = live_in(&x, "%rd4"), *p = live_in(&x, "%rd5");
+	assert_non_null(d);
+	assert_non_null(p);
+	assert_int_equal(d->kind, RV_DATA);
+	assert_int_equal(p->kind, RV_PARAM);
+	assert_int_equal(p->param_off, 8);
+	assert_int_equal(p->evidence, 8);
+	fix_release(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +334,7 @@ int main(void)
 	    cmocka_unit_test(test_replay__buffer_the_kernel_writes),
 	    cmocka_unit_test(test_replay__address_not_rebased),
 	    cmocka_unit_test(test_replay__wgmma_in_flight_and_vectors),
+	    cmocka_unit_test(test_replay__difference_is_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
