@@ -12,6 +12,13 @@
  *   prep.c     a cut made ready: the recipe spliced into the original
  *              alone, both modules' dataflow, the cut's range in each, the
  *              launch that runs the entry
+ *   run.c      the GPU side, in a child process: the dump (the instrumented
+ *              original run once, the state read back) unless the state is
+ *              cached, then the replay module's two entries each from that
+ *              state, their end states back
+ *   verdict.c  the proof (the original's entry reproduces the dumped end
+ *              state bit for bit) and the verdict (the spliced entry's end
+ *              state against the original's), in bisect's terms
  *   module.c   the replay module: two entries (the original's cut and the
  *              spliced one) over the state, and the probe records that take
  *              that state from the original module (the dump)
@@ -221,5 +228,100 @@ int replay_module(const ReplayPlan *plan, const ProbePlan *dp, const ReplayReque
  */
 int replay_dump_module(const ProbePlan *dp, const Module *mo, const Func *fo, StrBuf *out,
                        Err *e);
+
+/* ---- the GPU side (run.c) ------------------------------------------------------- */
+
+#include "gpu/child.h"
+
+/* The state at the cut: what the dump took (and what the cache holds). */
+typedef struct {
+	unsigned char *regs; /* the registers' dump (probe layout) */
+	uint64_t regs_len;
+	unsigned char *shared; /* [block][start, end][shared_bytes] */
+	uint64_t shared_len;
+	unsigned char *params; /* the dump launch's parameter block */
+	uint32_t params_len;
+	unsigned char **bufs; /* each plan->buffers_in, at the launch's start */
+	uint64_t *buf_len;
+	size_t nbufs;
+} ReplayState;
+void replay_state_release(ReplayState *st);
+/* The state as one file's bytes, and back (-1 when the bytes are not a
+ * state of this plan's sizes: a stale or foreign cache file). */
+void replay_state_write(const ReplayState *st, StrBuf *out);
+int replay_state_read(const unsigned char *p, size_t n, const ReplayPlan *plan,
+                      const ProbePlan *dp, ReplayState *st, Err *e);
+/* The cache key of a state: sha256 of the dump module, the manifest's
+ * bytes, and the contents of every input file it names. */
+int replay_state_key(const char *dump_ptx, size_t n, const Manifest *mf, char key[65],
+                     Err *e);
+
+/* What one entry of the replay module left. */
+typedef struct {
+	unsigned char *regs; /* the registers' buffer after the launch */
+	unsigned char *shared;
+	unsigned char **bufs; /* each plan->buffers_out */
+	double ms;            /* the launch, CUDA events */
+} ReplayEnd;
+
+typedef struct {
+	const Manifest *mf;
+	size_t launch; /* the index of the launch that runs the entry */
+	const ReplayPlan *plan;
+	const ProbePlan *dp;
+	const char *dump_ptx; /* the dump module, reduced (NULL: state given) */
+	size_t dump_len;
+	const ReplayState *state; /* the cached state, or NULL: dump first */
+	const char *replay_ptx;
+	size_t replay_len;
+	double timeout_s;
+	bool no_cache; /* no compiled-image cache */
+	const char *cache_dir;
+	int device;
+} ReplayJob;
+
+typedef struct {
+	GpuStatus status;
+	char *message;
+	ReplayState state; /* when the child dumped it */
+	bool dumped;
+	ReplayEnd end[2]; /* original, spliced */
+	double dump_jit_s, replay_jit_s, dump_run_ms;
+	bool dump_jit_cached, replay_jit_cached;
+	double child_s;
+	char device[128];
+} ReplayRun;
+
+/* Runs job in a child process (see run.c).  0 when the child ran (res->status
+ * says how it ended), -1 when it could not start. */
+int replay_run(const ReplayJob *job, ReplayRun *res, Err *e);
+void replay_run_release(ReplayRun *res, const ReplayPlan *plan);
+
+/* ---- the proof and the verdict (verdict.c) -------------------------------------- */
+
+/* One difference between two end states. */
+typedef struct {
+	bool any;
+	uint64_t
+	    count; /* values (registers x lanes, shared or buffer bytes) that differ */
+	const char *where; /* "register", "shared", "buffer" */
+	unsigned block[3];
+	unsigned warp, lane;
+	char what[160];    /* the register, or "arena+1234", "buffer 'plane'+16" */
+	char a[96], b[96]; /* the values as text */
+	uint64_t ulps;     /* registers: probe_distance; PROBE_DIST_NAN */
+	bool has_ulps;
+} ReplayDiff;
+
+/* The end state of entry `end` against the dump's (regs: the dump's
+ * registers, shared: its shared state): the proof.  Global writes are not
+ * in the dump: they are compared between the two entries only. */
+void replay_prove(const ReplayPlan *plan, const ProbePlan *dp, const ReplayState *st,
+                  const ReplayEnd *end, ReplayDiff *out);
+/* The spliced entry's end state against the original's. */
+void replay_compare(const ReplayPlan *plan, const ProbePlan *dp, const Manifest *mf,
+                    const ReplayEnd *orig, const ReplayEnd *spl, ReplayDiff *out);
+/* "block (3,1,0) warp 2 lane 17 register %r2849: 0x3c00... vs ..., 1 ulp" */
+void replay_diff_text(const ReplayDiff *d, StrBuf *out);
 
 #endif

@@ -90,8 +90,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["replayabl
 # usage
 expect_rc 2 "$D4R" replay smoke --plan
 expect_grep "no cut given" "$T/err"
-expect_rc 2 "$D4R" replay smoke --phase 1
-expect_grep "nothing to do" "$T/err"
+expect_rc 2 "$D4R" replay smoke --phase 1 --plan --no-cache
+expect_grep "cannot be used with" "$T/err"
 expect_rc 2 "$D4R" replay smoke --phase 1 --plan --emit "$T/x.ptx"
 expect_rc 2 "$D4R" replay smoke --phase 1 --check=ptxas --plan
 expect_rc 2 "$D4R" replay smoke --phase 9 --plan
