@@ -97,7 +97,7 @@ static void where_text(StrBuf *t, const char *px)
  * `half` is 0 for the start, 1 for the end.  Needs where_text's T0-T2.
  */
 static void shared_text(StrBuf *t, const ReplayPlan *p, const char *px, const char *tag,
-                        bool to_state, int half)
+                        bool to_state, int half, uint64_t area)
 {
 	if (!p->shared_bytes)
 		return;
@@ -111,7 +111,7 @@ static void shared_text(StrBuf *t, const ReplayPlan *p, const char *px, const ch
 			continue;
 		unsigned unit = sh->align >= 4 && sh->bytes % 4 == 0 ? 4 : 1;
 		unsigned long long base =
-		    sh->off + (unsigned long long)half * p->shared_bytes;
+		    area + sh->off + (unsigned long long)half * p->shared_bytes;
 		const char *w = unit == 4 ? "u32" : "u8";
 		sb_addf(t, "\tmov.u32 \t%st5, %s;\n", px, sh->name);
 		sb_addf(t, "\tmul.lo.u32 \t%st6, %st0, %u;\n", px, px, unit);
@@ -140,11 +140,12 @@ static void shared_text(StrBuf *t, const ReplayPlan *p, const char *px, const ch
 }
 
 /* The code of a dump record: the block's shared memory into the state. */
-static char *dump_code(const ReplayPlan *p, const char *px, int half)
+static char *dump_code(const ReplayPlan *p, const char *px, int half, unsigned cut,
+                       uint64_t area)
 {
 	StrBuf t = STRBUF_INIT;
-	char tag[48];
-	snprintf(tag, sizeof tag, "__d4r_replay_dump%d", half);
+	char tag[64];
+	snprintf(tag, sizeof tag, "__d4r_replay_dump%u_%d", cut, half);
 	sb_addf(&t,
 	        "\t{\t// d4r-splice replay: the block's shared memory at the cut's %s\n",
 	        half ? "end" : "start");
@@ -153,7 +154,7 @@ static char *dump_code(const ReplayPlan *p, const char *px, int half)
 	        px, px, px);
 	sb_adds(&t, "\tbar.sync \t0;\n");
 	where_text(&t, px);
-	shared_text(&t, p, px, tag, true, half);
+	shared_text(&t, p, px, tag, true, half, area);
 	sb_adds(&t, "\tbar.sync \t0;\n\t}\n");
 	return t.p;
 }
@@ -194,16 +195,15 @@ static size_t symbols(const ReplayPlan *p, const char **names, bool *bits64, siz
 
 #define MAX_SYMS 64
 
-int replay_dump_plan(const ReplayPlan *p, const Module *mo, const Func *fo,
-                     ProbePlan *out, Err *e)
+void replay_dump_records(const ReplayPlan *p, const Module *mo, unsigned cut,
+                         uint64_t area, ProbePlan *out)
 {
-	memset(out, 0, sizeof *out);
 	char px[32];
 	fresh_prefix(mo, px);
 	ProbeRecord start = {.at = p->first, .before = true, .first = p->first};
 	for (size_t i = 0; i < p->live_in.n; i++)
 		push_reg(&start, &p->live_in.v[i], UINT32_MAX);
-	start.code = dump_code(p, px, 0);
+	start.code = dump_code(p, px, 0, cut, area);
 	VEC_PUSH(out->recs, start);
 
 	ProbeRecord syms = {
@@ -225,8 +225,15 @@ int replay_dump_plan(const ReplayPlan *p, const Module *mo, const Func *fo,
 	ProbeRecord end = {.at = p->last, .first = p->first, .what = PR_CUT_END};
 	for (size_t i = 0; i < p->live_out.n; i++)
 		push_reg(&end, &p->live_out.v[i], p->live_out.v[i].stmt);
-	end.code = dump_code(p, px, 1);
+	end.code = dump_code(p, px, 1, cut, area);
 	VEC_PUSH(out->recs, end);
+}
+
+int replay_dump_plan(const ReplayPlan *p, const Module *mo, const Func *fo,
+                     ProbePlan *out, Err *e)
+{
+	memset(out, 0, sizeof *out);
+	replay_dump_records(p, mo, 0, 0, out);
 	if (probe_plan_layout(out, e) < 0)
 		return -1;
 	for (size_t i = 0; i < out->recs.n; i++)
@@ -377,7 +384,7 @@ static void entry_text(Gen *g, bool spliced)
 	where_text(t, px);
 	char tag[48];
 	snprintf(tag, sizeof tag, "__d4r_replay_in%d", spliced);
-	shared_text(t, g->p, px, tag, false, 0);
+	shared_text(t, g->p, px, tag, false, 0, 0);
 	sb_adds(t, "\tbar.sync \t0;\n");
 	/* the warp's area of the registers: a1, and lane slots a2 (4) a3 (8) */
 	sb_addf(t, "\tld.global.u64 \t%sa1, [%s];\n\tcvta.to.global.u64 \t%sa1, %sa1;\n",
@@ -402,7 +409,7 @@ static void entry_text(Gen *g, bool spliced)
 	regs_text(g, REPLAY_REC_END, false);
 	sb_adds(t, "\tbar.sync \t0;\n");
 	snprintf(tag, sizeof tag, "__d4r_replay_out%d", spliced);
-	shared_text(t, g->p, px, tag, true, 1);
+	shared_text(t, g->p, px, tag, true, 1, 0);
 	sb_adds(t, "\tret;\n}\n\n");
 }
 

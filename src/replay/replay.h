@@ -210,6 +210,17 @@ int replay_dump_plan(const ReplayPlan *plan, const Module *mo, const Func *fo,
                      ProbePlan *out, Err *e);
 
 /*
+ * Appends the dump's three records of plan p to out (not laid out), their
+ * shared copies at `area` bytes into the shared state and their labels
+ * tagged with `cut`: one dump module takes the state of several cuts (the
+ * shared state then [cut][block][start, end][bytes], each cut's area
+ * blocks x 2 x its shared_bytes).  replay_dump_plan is this for one cut
+ * at 0, laid out and checked.
+ */
+void replay_dump_records(const ReplayPlan *p, const Module *mo, unsigned cut,
+                         uint64_t area, ProbePlan *out);
+
+/*
  * The replay module: the original's header, module-level declarations and
  * .func definitions, the three state symbols, and two entries with the
  * kernel's parameters, REPLAY_ENTRY_ORIGINAL (the original's cut) and
@@ -297,7 +308,17 @@ typedef struct {
 int replay_run(const ReplayJob *job, ReplayRun *res, Err *e);
 void replay_run_release(ReplayRun *res, const ReplayPlan *plan);
 
-/* ---- the proof and the verdict (verdict.c) -------------------------------------- */
+/*
+ * Several cuts' states from one dump (replay_dump_records of each into
+ * `all`): `all_state` is the state of `all` (regs of all's layout, the
+ * shared areas one after the other, the union of the buffers read:
+ * `all_bufs` their manifest indices); cut c's records start at record
+ * rec0 and its shared area at `area`.  *out gets cut c's state as its own
+ * dump plan `dp` lays it out.
+ */
+void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
+                        const int *all_bufs, size_t rec0, uint64_t area,
+                        const ReplayPlan *p, const ProbePlan *dp, ReplayState *out);
 
 /* One difference between two end states. */
 typedef struct {
@@ -312,6 +333,41 @@ typedef struct {
 	uint64_t ulps;     /* registers: probe_distance; PROBE_DIST_NAN */
 	bool has_ulps;
 } ReplayDiff;
+
+/* Several replays in one child: one context, the layer opened once, each
+ * item's module, both entries, the proof and the verdict. */
+typedef struct {
+	const ReplayPlan *plan;
+	const ProbePlan *dp;
+	const ReplayState *state;
+	const char *ptx;
+	size_t len;
+} ReplayItem;
+
+typedef struct {
+	bool ran; /* the entries ran (else message says why) */
+	char message[512];
+	ReplayDiff proof, verdict;
+	double ms[2];
+} ReplayVerdict;
+
+typedef struct {
+	const Manifest *mf;
+	size_t launch;
+	const ReplayItem *items;
+	size_t n;
+	double timeout_s;
+	bool no_cache;
+	const char *cache_dir;
+	int device;
+} ReplayMany;
+
+/* out[0..job->n) (zeroed by the caller).  0 when the child ran (*status,
+ * *message (malloc'd or NULL): how it ended), -1 when it could not start. */
+int replay_run_many(const ReplayMany *job, ReplayVerdict *out, GpuStatus *status,
+                    char **message, Err *e);
+
+/* ---- the proof and the verdict (verdict.c) -------------------------------------- */
 
 /* The end state of entry `end` against the dump's (regs: the dump's
  * registers, shared: its shared state): the proof.  Global writes are not

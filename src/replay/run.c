@@ -316,17 +316,34 @@ static void start_copy(const ReplayJob *j, const ReplayState *st, unsigned char 
 		memset(*shared + (2 * b + 1) * p->shared_bytes, 0, p->shared_bytes);
 }
 
-static int run_entries(const ReplayJob *j, Dev *d, Rec *r, const ReplayState *st, Err *e)
+/* One replay item: its module JIT-compiled, both entries run from its
+ * state, their end states into out[0..2) (malloc'd). */
+typedef struct {
+	const Manifest *mf;
+	size_t launch;
+	const ReplayPlan *plan;
+	const ProbePlan *dp;
+	const ReplayState *st;
+	const char *ptx;
+	size_t len;
+	bool no_cache;
+	const char *cache_dir;
+} RunItem;
+
+static int entries(const RunItem *it, Dev *d, GpuChan *ch, ReplayEnd out[2], Err *e)
 {
-	const Manifest *mf = j->mf;
-	const ReplayPlan *p = j->plan;
-	const MfLaunch *l = &mf->launches[j->launch];
-	gpu_chan_stage(r->ch, "jit replay");
+	const Manifest *mf = it->mf;
+	const ReplayPlan *p = it->plan;
+	const ReplayState *st = it->st;
+	const MfLaunch *l = &mf->launches[it->launch];
+	gpu_chan_stage(ch, "jit replay");
 	GpuJitOptions jo = {.name = "replay",
-	                    .no_cache = j->no_cache,
-	                    .cache_dir = j->cache_dir,
+	                    .no_cache = it->no_cache,
+	                    .cache_dir = it->cache_dir,
 	                    .opt_level = -1};
-	if (gpu_jit(j->replay_ptx, j->replay_len, &jo, &d->jr, e) < 0)
+	gpu_jit_result_release(&d->jr);
+	memset(&d->jr, 0, sizeof d->jr);
+	if (gpu_jit(it->ptx, it->len, &jo, &d->jr, e) < 0)
 		return -1;
 	CUfunction fn[2];
 	const char *names[2] = {REPLAY_ENTRY_ORIGINAL, REPLAY_ENTRY_SPLICED};
@@ -353,15 +370,17 @@ static int run_entries(const ReplayJob *j, Dev *d, Rec *r, const ReplayState *st
 	    symbol_set(d->jr.module, REPLAY_SYM_PARAMS, d->params, e) < 0)
 		return -1;
 	unsigned char *regs0, *shared0;
-	start_copy(j, st, &regs0, &shared0);
+	ReplayJob jj = {.mf = mf, .launch = it->launch, .plan = p, .dp = it->dp};
+
+	start_copy(&jj, st, &regs0, &shared0);
 	unsigned char *pb = xcalloc(1, l->param_size + 8);
-	gpu_layer_params(d->L, j->launch, pb);
+	gpu_layer_params(d->L, it->launch, pb);
 	int rc = -1;
 	for (int k = 0; k < 2; k++) {
 		char stage[64];
 		snprintf(stage, sizeof stage, "launch replay %s",
 		         k ? "spliced" : "original");
-		gpu_chan_stage(r->ch, stage);
+		gpu_chan_stage(ch, stage);
 		if (gpu_layer_reset(d->L, d->s, e) < 0 ||
 		    gpu_cu_check(gpu_cu.cuStreamSynchronize(d->s), "cuStreamSynchronize",
 		                 e) < 0)
@@ -397,37 +416,68 @@ static int run_entries(const ReplayJob *j, Dev *d, Rec *r, const ReplayState *st
 		    gpu_cu_check(gpu_cu.cuEventElapsedTime(&ms, d->ev0, d->ev1),
 		                 "cuEventElapsedTime", e) < 0)
 			goto out;
-		sb_addc(&r->out, 'E');
-		rec_u64(r, (uint64_t)k);
-		rec_f64(r, ms);
-		size_t at = r->out.n;
-		sb_grow(&r->out, st->regs_len + st->shared_len + 16);
-		r->out.n += st->regs_len;
-		if (dtoh(r->out.p + at, d->regs, st->regs_len, "reading the registers",
-		         e) < 0)
-			goto out;
-		at = r->out.n;
-		r->out.n += st->shared_len;
-		if (dtoh(r->out.p + at, d->shared, st->shared_len,
+		ReplayEnd *en = &out[k];
+		en->ms = ms;
+		en->regs = xmalloc(st->regs_len + 1);
+		en->shared = xmalloc(st->shared_len + 1);
+		en->bufs = xcalloc(p->buffers_out.n + 1, sizeof *en->bufs);
+		if (dtoh(en->regs, d->regs, st->regs_len, "reading the registers", e) <
+		        0 ||
+		    dtoh(en->shared, d->shared, st->shared_len,
 		         "reading the shared state", e) < 0)
 			goto out;
 		for (size_t i = 0; i < p->buffers_out.n; i++) {
 			int bi = p->buffers_out.v[i];
 			uint64_t n = mf->buffers[bi].size;
-			sb_grow(&r->out, n + 8);
-			at = r->out.n;
-			r->out.n += n;
-			if (dtoh(r->out.p + at, gpu_layer_buffer(d->L, (size_t)bi), n,
+			en->bufs[i] = xmalloc(n + 1);
+			if (dtoh(en->bufs[i], gpu_layer_buffer(d->L, (size_t)bi), n,
 			         "reading a buffer the cut writes", e) < 0)
 				goto out;
 		}
-		rec_send(r);
 	}
 	rc = 0;
 out:
+	gpu_cu.cuMemFree(d->regs);
+	gpu_cu.cuMemFree(d->shared);
+	gpu_cu.cuMemFree(d->params);
+	d->regs = d->shared = d->params = 0;
 	free(regs0);
 	free(shared0);
 	free(pb);
+	return rc;
+}
+
+static void end_release(ReplayEnd *en, size_t nbufs)
+{
+	free(en->regs);
+	free(en->shared);
+	if (en->bufs)
+		for (size_t b = 0; b < nbufs; b++)
+			free(en->bufs[b]);
+	free(en->bufs);
+	memset(en, 0, sizeof *en);
+}
+
+static int run_entries(const ReplayJob *j, Dev *d, Rec *r, const ReplayState *st, Err *e)
+{
+	RunItem it = {j->mf,         j->launch,     j->plan,     j->dp,       st,
+	              j->replay_ptx, j->replay_len, j->no_cache, j->cache_dir};
+	ReplayEnd out[2];
+	memset(out, 0, sizeof out);
+	int rc = entries(&it, d, r->ch, out, e);
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		sb_addc(&r->out, 'E');
+		rec_u64(r, (uint64_t)k);
+		rec_f64(r, out[k].ms);
+		sb_addn(&r->out, out[k].regs, st->regs_len);
+		sb_addn(&r->out, out[k].shared, st->shared_len);
+		for (size_t i = 0; i < j->plan->buffers_out.n; i++)
+			sb_addn(&r->out, out[k].bufs[i],
+			        j->mf->buffers[j->plan->buffers_out.v[i]].size);
+		rec_send(r);
+	}
+	for (int k = 0; k < 2; k++)
+		end_release(&out[k], j->plan->buffers_out.n);
 	return rc;
 }
 
@@ -463,7 +513,7 @@ static int child(void *argp, GpuChan *ch)
 			goto fail;
 		use = &st;
 	}
-	if (run_entries(j, &d, &r, use, &e) < 0)
+	if (j->replay_ptx && run_entries(j, &d, &r, use, &e) < 0)
 		goto fail;
 	sb_addc(&r.out, 'J');
 	rec_f64(&r, d.jd.seconds);
@@ -564,7 +614,7 @@ int replay_run(const ReplayJob *j, ReplayRun *res, Err *e)
 			res->replay_jit_cached = gpu_rd_u64(&r) != 0;
 		}
 	}
-	if (res->status == GPU_OK && ends != 3) {
+	if (res->status == GPU_OK && j->replay_ptx && ends != 3) {
 		res->status = GPU_ERROR;
 		free(res->message);
 		res->message =
@@ -587,4 +637,189 @@ void replay_run_release(ReplayRun *res, const ReplayPlan *plan)
 		free(res->end[k].bufs);
 	}
 	memset(res, 0, sizeof *res);
+}
+
+/* ---- 4. several cuts ------------------------------------------------------------- */
+
+void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
+                        const int *all_bufs, size_t rec0, uint64_t area,
+                        const ReplayPlan *p, const ProbePlan *dp, ReplayState *out)
+{
+	memset(out, 0, sizeof *out);
+	out->regs_len = regs_bytes(p, dp);
+	out->regs = xcalloc(1, out->regs_len + 1);
+	for (uint64_t w = 0; w < p->warps; w++)
+		for (size_t r = 0; r < dp->recs.n; r++) {
+			const ProbeRecord *rec = &dp->recs.v[r];
+			unsigned lanes = rec->per_warp ? 1 : 32;
+			for (size_t v = 0; v < rec->vals.n; v++) {
+				unsigned slot =
+				    probe_fmt_bits((ProbeFmt)rec->vals.v[v].fmt) == 64
+				        ? 8
+				        : 4;
+				for (unsigned l = 0; l < lanes; l++)
+					memcpy(
+					    out->regs + probe_dump_offset(dp, r, v, w, l),
+					    all_state->regs +
+					        probe_dump_offset(all, rec0 + r, v, w, l),
+					    slot);
+			}
+		}
+	out->shared_len = shared_bytes(p);
+	out->shared = xmalloc(out->shared_len + 1);
+	memcpy(out->shared, all_state->shared + area, out->shared_len);
+	out->params_len = all_state->params_len;
+	out->params = xmalloc(out->params_len + 1);
+	memcpy(out->params, all_state->params, out->params_len);
+	out->nbufs = p->buffers_in.n;
+	out->bufs = xcalloc(out->nbufs + 1, sizeof *out->bufs);
+	out->buf_len = xcalloc(out->nbufs + 1, sizeof *out->buf_len);
+	for (size_t i = 0; i < out->nbufs; i++)
+		for (size_t k = 0; k < all_state->nbufs; k++)
+			if (all_bufs[k] == p->buffers_in.v[i]) {
+				out->buf_len[i] = all_state->buf_len[k];
+				out->bufs[i] = xmalloc(out->buf_len[i] + 1);
+				memcpy(out->bufs[i], all_state->bufs[k], out->buf_len[i]);
+			}
+}
+
+static const char *const wheres[] = {"", "register", "shared", "buffer"};
+
+static void put_diff(Rec *r, const ReplayDiff *d)
+{
+	ReplayDiff c = *d;
+	uint64_t w = 0;
+	for (uint64_t i = 1; i < 4; i++)
+		if (d->where && !strcmp(d->where, wheres[i]))
+			w = i;
+	c.where = NULL;
+	rec_u64(r, w);
+	sb_addn(&r->out, &c, sizeof c);
+}
+
+static void get_diff(GpuRd *r, ReplayDiff *d)
+{
+	uint64_t w = gpu_rd_u64(r);
+	const unsigned char *p = gpu_rd_span(r, sizeof *d);
+	if (p)
+		memcpy(d, p, sizeof *d);
+	d->where = w < 4 ? wheres[w] : "";
+}
+
+static int many_child(void *argp, GpuChan *ch)
+{
+	const ReplayMany *j = argp;
+	Err e = ERR_INIT;
+	Dev d;
+	memset(&d, 0, sizeof d);
+	Rec r = {ch, STRBUF_INIT};
+	int rc = 1;
+	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
+	gpu_chan_stage(ch, "context");
+	if (gpu_driver_load(&e) < 0 || gpu_context_open(j->device, &d.ctx, &e) < 0 ||
+	    gpu_layer_open(j->mf, &d.L, &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuStreamCreate(&d.s, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate", &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev0, CU_EVENT_DEFAULT), "cuEventCreate",
+	                 &e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev1, CU_EVENT_DEFAULT), "cuEventCreate",
+	                 &e) < 0)
+		goto fail;
+	for (size_t i = 0; i < j->n; i++) {
+		const ReplayItem *x = &j->items[i];
+		RunItem it = {j->mf,  j->launch, x->plan,     x->dp,       x->state,
+		              x->ptx, x->len,    j->no_cache, j->cache_dir};
+		ReplayEnd out[2];
+		memset(out, 0, sizeof out);
+		ReplayDiff proof, verdict;
+		memset(&proof, 0, sizeof proof);
+		memset(&verdict, 0, sizeof verdict);
+		err_clear(&e);
+		int er = entries(&it, &d, ch, out, &e);
+		if (er == 0) {
+			replay_prove(x->plan, x->dp, x->state, &out[0], &proof);
+			if (!proof.any)
+				replay_compare(x->plan, x->dp, j->mf, &out[0], &out[1],
+				               &verdict);
+		}
+		sb_addc(&r.out, 'V');
+		rec_u64(&r, i);
+		rec_u64(&r, er == 0);
+		const char *msg = er == 0 ? "" : err_msg(&e);
+		rec_u64(&r, strlen(msg));
+		sb_adds(&r.out, msg);
+		put_diff(&r, &proof);
+		put_diff(&r, &verdict);
+		rec_f64(&r, out[0].ms);
+		rec_f64(&r, out[1].ms);
+		rec_send(&r);
+		for (int k = 0; k < 2; k++)
+			end_release(&out[k], x->plan->buffers_out.n);
+		if (er < 0 && gpu_cu_is_fault(gpu_cu_last_error)) {
+			d.lost = true;
+			goto fail;
+		}
+	}
+	rc = 0;
+	goto out;
+fail:
+	d.lost = d.lost || gpu_cu_is_fault(gpu_cu_last_error);
+	gpu_chan_result(ch, d.lost ? GPU_FAULT : GPU_ERROR, err_msg(&e), "F", 1);
+out:
+	if (!d.lost) {
+		gpu_jit_result_release(&d.jr);
+		gpu_layer_close(d.L);
+		gpu_context_close(&d.ctx);
+	}
+	sb_release(&r.out);
+	err_release(&e);
+	return rc;
+}
+
+int replay_run_many(const ReplayMany *j, ReplayVerdict *out, GpuStatus *status,
+                    char **message, Err *e)
+{
+	GpuChildResult cr;
+	memset(&cr, 0, sizeof cr);
+	*message = NULL;
+	if (gpu_child_run(many_child, (void *)j, j->timeout_s, 900, &cr, e) < 0)
+		return -1;
+	*status = cr.status;
+	if (cr.message)
+		*message = xstrdup(cr.message);
+	for (size_t i = 0; i < cr.nrecs; i++) {
+		GpuChildRecord *rec = &cr.recs[i];
+		GpuRd r = {rec->payload, rec->npayload, 1, 0};
+		char tag = rec->npayload ? (char)rec->payload[0] : 0;
+		if (tag == 'F' || rec->status != GPU_OK) {
+			*status = rec->status == GPU_OK ? GPU_ERROR : rec->status;
+			free(*message);
+			*message =
+			    xstrdup(rec->message ? rec->message : "the replays failed");
+			continue;
+		}
+		if (tag != 'V')
+			continue;
+		uint64_t k = gpu_rd_u64(&r);
+		if (k >= j->n)
+			continue;
+		ReplayVerdict *v = &out[k];
+		v->ran = gpu_rd_u64(&r) != 0;
+		uint64_t ml = gpu_rd_u64(&r);
+		const unsigned char *m = gpu_rd_span(&r, ml);
+		snprintf(v->message, sizeof v->message, "%.*s", m ? (int)ml : 0,
+		         m ? (const char *)m : "");
+		get_diff(&r, &v->proof);
+		get_diff(&r, &v->verdict);
+		v->ms[0] = gpu_rd_f64(&r);
+		v->ms[1] = gpu_rd_f64(&r);
+		if (r.bad) {
+			v->ran = false;
+			snprintf(v->message, sizeof v->message,
+			         "a short record from the replay child");
+		}
+	}
+	gpu_child_result_release(&cr);
+	return 0;
 }
