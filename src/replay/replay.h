@@ -4,22 +4,17 @@
  * the small module that loads it, runs the original's cut or the spliced
  * one, and stores the state at the cut's end (the replay module).
  *
- *   plan.c     the state plan of a cut: the registers every thread carries
- *              into it and out of it, how each survives a replay in another
- *              process, the block's shared memory, the global bytes it
- *              reads and writes, and what the cut holds that replay cannot
- *              do (refusals, each with its statement)
- *   prep.c     a cut made ready: the recipe spliced into the original
- *              alone, both modules' dataflow, the cut's range in each, the
- *              launch that runs the entry
- *   run.c      the GPU side, in a child process: the dump (the instrumented
- *              original run once, the state read back) unless the state is
- *              cached, then the replay module's two entries each from that
- *              state, their end states back
- *   verdict.c  the proof (the original's entry reproduces the dumped end
- *              state bit for bit) and the verdict (the spliced entry's end
- *              state against the original's), in bisect's terms
- *   module.c   the replay module: two entries (the original's cut and the
+ *   plan.c     (and plan_text.c, its text and JSON) the state plan of a cut: the
+ * registers every thread carries into it and out of it, how each survives a replay in
+ * another process, the block's shared memory, the global bytes it reads and writes, and
+ * what the cut holds that replay cannot do (refusals, each with its statement) prep.c a
+ * cut made ready: the recipe spliced into the original alone, both modules' dataflow, the
+ * cut's range in each, the launch that runs the entry run.c      the GPU side, in a child
+ * process: the dump (the instrumented original run once, the state read back) unless the
+ * state is cached, then the replay module's two entries each from that state, their end
+ * states back verdict.c  the proof (the original's entry reproduces the dumped end state
+ * bit for bit) and the verdict (the spliced entry's end state against the original's), in
+ * bisect's terms module.c   the replay module: two entries (the original's cut and the
  *              spliced one) over the state, and the probe records that take
  *              that state from the original module (the dump)
  *
