@@ -90,6 +90,8 @@ static const char kernel[] =
     "sub.s64 %rd4, %rd3, %rd2;\n"         /* s10: 64, data */
     "add.s64 %rd5, %rd3, 0;\n"            /* s11 */
     "add.s64 %rd6, %rd4, %rd5;\n"         /* s12 */
+    "bar.sync 0;\n"                       /* s13 */
+    "add.s32 %r2, %r1, 1;\n"              /* s14 */
     "ret;\n"
     "}\n";
 
@@ -326,6 +328,28 @@ static void test_replay__difference_is_data(void **state)
 	fix_release(&x);
 }
 
+/* A bar.sync inside the cut replays: whole blocks run the replay entry. */
+static void test_replay__barrier_inside(void **state)
+{
+	(void)state;
+	Fix x;
+	plan_of(&x, "w", 13, 14);
+	if (x.plan.nrefused)
+		fail_msg("refused: %s", x.plan.refused.p);
+	assert_int_equal(x.plan.barriers, 1);
+	Err e = ERR_INIT;
+	ProbePlan dp = {0};
+	StrBuf mod = STRBUF_INIT;
+	if (replay_dump_plan(&x.plan, x.m, x.f, &dp, &e) < 0 ||
+	    replay_module(&x.plan, &dp, &x.q, &mod, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	assert_non_null(strstr(mod.p, "bar.sync 0;\nadd.s32 %r2, %r1, 1;"));
+	sb_release(&mod);
+	probe_plan_release(&dp);
+	err_release(&e);
+	fix_release(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +359,7 @@ int main(void)
 	    cmocka_unit_test(test_replay__address_not_rebased),
 	    cmocka_unit_test(test_replay__wgmma_in_flight_and_vectors),
 	    cmocka_unit_test(test_replay__difference_is_data),
+	    cmocka_unit_test(test_replay__barrier_inside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
