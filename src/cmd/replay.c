@@ -161,6 +161,12 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 		sb_addf(&o, "verdict:   %s", v);
 		if (verdict.any)
 			sb_addf(&o, ": first difference at %s", dt.p);
+		if (verdict.any)
+			sb_adds(&o, "\ncontract:  the phase's end state, bit for bit: "
+			            "stricter than the "
+			            "frame (a difference a later epilogue rounds away is "
+			            "DIFFERS here; "
+			            "the main job decides for the frame)");
 		sb_addf(&o, "\nwall:      %.2f s\n", wall);
 		fputs(o.p, stdout);
 	} else {

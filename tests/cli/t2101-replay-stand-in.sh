@@ -42,6 +42,7 @@ PY
 expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json"
 expect_grep "^proof: +replay reproduces the original phase" "$T/out"
 expect_grep "^verdict: +DIFFERS: first difference at block \(6,4,0\) warp 1 lane 17 register %r2849: .* vs .*, 1 ulp; 1 values differ$" "$T/out"
+expect_grep "^contract: +the phase's end state, bit for bit: stricter than the frame" "$T/out"
 expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json" --json
 python3 - "$T/out" <<'PY' || fail "replay --json of a difference"
 import json, sys
