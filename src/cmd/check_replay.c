@@ -7,7 +7,8 @@
  * the replay module and the state's cache key.  The states the cache does
  * not hold are taken by one dump: the dump records of all those cuts in
  * one instrumented original (one JIT of the whole module, not one per
- * recipe), the state split per cut and cached as `replay` caches it.  Then
+ * recipe, and in batches of at most 32 cuts, the batches' JITs side by
+ * side), the state split per cut and cached as `replay` caches it.  Then
  * every replayable recipe in one child (one context, the layer opened
  * once): its module, both entries, the proof, the verdict.  A recipe the
  * plan refuses, whose proof fails, or whose replay fails is left to the
@@ -121,22 +122,22 @@ static void *prep_worker(void *arg)
 	}
 }
 
-/* The states the cache lacks, from one dump of all those cuts. */
+/* The states of items idx[0..nidx), from one dump of all those cuts. */
 static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
-                        size_t launch, RItem *items, size_t n, const CheckReplayOpts *o,
-                        Err *e)
+                        size_t launch, RItem *items, const size_t *idx, size_t nidx,
+                        const CheckReplayOpts *o, Err *e)
 {
 	ProbePlan all = {0};
+	size_t n = idx[nidx - 1] + 1;
 	size_t *rec0 = xcalloc(n + 1, sizeof(size_t));
 	uint64_t *area = xcalloc(n + 1, sizeof(uint64_t));
 	uint64_t at = 0, per_block = 0;
 	const ReplayPlan *any = NULL;
 	VEC(int) bufs = {0};
 	size_t missing = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < nidx; x++) {
+		size_t i = idx[x];
 		RItem *it = &items[i];
-		if (it->error || it->refused || it->have)
-			continue;
 		rec0[i] = all.recs.n;
 		area[i] = at;
 		replay_dump_records(&it->plan, mo, (unsigned)i, at, &all);
@@ -191,10 +192,9 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 		sub = xmalloc(strlen(o->cache_dir) + 16);
 		sprintf(sub, "%s/replay", o->cache_dir);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < nidx; x++) {
+		size_t i = idx[x];
 		RItem *it = &items[i];
-		if (it->error || it->refused || it->have)
-			continue;
 		replay_state_split(&run.state, &all, bufs.v, rec0[i], area[i], &it->plan,
 		                   &it->dp, &it->st);
 		it->have = true;
@@ -222,6 +222,65 @@ out:
 	sb_release(&red);
 	free(rec0);
 	free(area);
+	return rc;
+}
+
+/* One batch of dump_batches. */
+typedef struct {
+	const Manifest *mf;
+	const Module *mo;
+	const Func *fo;
+	size_t launch;
+	RItem *items;
+	const size_t *idx;
+	size_t nidx;
+	const CheckReplayOpts *o;
+	int rc;
+	Err e;
+} Batch;
+
+static void *batch_run(void *arg)
+{
+	Batch *b = arg;
+	b->rc = dump_missing(b->mf, b->mo, b->fo, b->launch, b->items, b->idx, b->nidx,
+	                     b->o, &b->e);
+	return NULL;
+}
+
+/*
+ * The states the cache lacks: the cuts in batches of at most 32, each
+ * batch one dump module (one JIT), the batches' children at the same time
+ * (their JITs on as many CPUs), so neither one JIT nor one dump grows with
+ * the number of recipes.
+ */
+#define BATCH 32
+static int dump_batches(const Manifest *mf, const Module *mo, const Func *fo,
+                        size_t launch, RItem *items, size_t n, const CheckReplayOpts *o,
+                        Err *e)
+{
+	size_t *idx = xcalloc(n + 1, sizeof(size_t)), m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!items[i].error && !items[i].refused && !items[i].have)
+			idx[m++] = i;
+	size_t nb = (m + BATCH - 1) / BATCH;
+	Batch *bs = xcalloc(nb + 1, sizeof(Batch));
+	pthread_t *th = xcalloc(nb + 1, sizeof(pthread_t));
+	for (size_t k = 0; k < nb; k++) {
+		size_t from = m * k / nb, to = m * (k + 1) / nb;
+		bs[k] = (Batch){mf,         mo,        fo, launch, items,
+		                idx + from, to - from, o,  0,      ERR_INIT};
+		pthread_create(&th[k], NULL, batch_run, &bs[k]);
+	}
+	int rc = 0;
+	for (size_t k = 0; k < nb; k++) {
+		pthread_join(th[k], NULL);
+		if (bs[k].rc < 0 && rc == 0)
+			rc = err_set(e, "%s", err_msg(&bs[k].e));
+		err_release(&bs[k].e);
+	}
+	free(th);
+	free(bs);
+	free(idx);
 	return rc;
 }
 
@@ -267,7 +326,7 @@ int check_replay(const Manifest *mf, const Module *mo, char **paths, size_t n,
 	size_t nr = 0;
 	char *msg = NULL;
 	double t1 = now_seconds();
-	if (dump_missing(mf, mo, fo, launch, items, n, o, e) < 0)
+	if (dump_batches(mf, mo, fo, launch, items, n, o, e) < 0)
 		goto out;
 	double t_dump = now_seconds() - t1;
 	for (size_t i = 0; i < n; i++)

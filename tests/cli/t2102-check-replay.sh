@@ -24,6 +24,14 @@ expect_rc 1 "$D4R" check enc4 --replay $R
 expect_rc 0 "$D4R" replay enc4 --phase 61 --variant f16
 expect_grep "^state: +cached " "$T/out"
 
+# 40 cuts: two dumps of 20 (at most 32 a dump), every one proved
+R40=$(ls recipes/enc4/phase-*.json | head -n 40)
+expect_rc 0 "$D4R" check enc4 --replay $R40 --no-cache
+[ "$(grep -c 'taking the state of 20 cuts in one dump (60 records)' "$T/err")" -eq 2 ] ||
+	fail "40 cuts were not dumped in two batches of 20"
+[ "$(grep -Ec '^phase-[0-9]+(-f16)?\.json +IDENTICAL +replay \(proved\)' "$T/out")" -eq 40 ] ||
+	fail "not 40 recipes proved"
+
 # a refused recipe: the whole-module check decides
 smoke_layer "$T/repo"
 cd "$T/repo" || exit 1
