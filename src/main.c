@@ -63,6 +63,7 @@ static const CmdVerb commands[] = {
 	{"bisect", cmd_bisect, "where an original and a spliced module first differ", NULL},
 	{"profile", cmd_profile, "cycles per phase and epilogue, original vs spliced", NULL},
 	{"capture", cmd_capture, "record a launch of a running program as a layer", NULL},
+	{"replay", cmd_replay, "one cut alone, from the state at its start", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 

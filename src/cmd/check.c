@@ -34,6 +34,7 @@
 #include "base/file.h"
 #include "base/layout.h"
 #include "base/progress.h"
+#include "check_replay.h"
 #include "cmd.h"
 #include "gpu/frame.h"
 #include "gpu/gpu.h"
@@ -292,7 +293,8 @@ int cmd_check(int argc, char **argv)
 	const char *junit = NULL, *corpus = NULL, *phases = NULL, *variant = NULL;
 	unsigned jobs = 1, runs = 0;
 	double timeout = 120;
-	bool no_cache = false, force = false, json = false;
+	bool no_cache = false, force = false, json = false, replay = false;
+	int replay_worst = 0;
 	Shard shard = {1, 1};
 	size_t recipes_total = 0;
 	VEC(char *) paths = {0};
@@ -315,6 +317,8 @@ int cmd_check(int argc, char **argv)
 		OPT_CALLBACK(0, "shard", &shard, "I/N", opt_shard,
 		             "only the I-th of N slices of the recipes, by sorted name"),
 		OPT_FLAG(0, "json", &json, "one JSON object, for CI"),
+		OPT_FLAG(0, "replay", &replay,
+		         "replay each recipe first; the whole module for those replay cannot prove"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "check", .usage = usage, .opts = opts};
@@ -325,6 +329,8 @@ int cmd_check(int argc, char **argv)
 		return EXIT_ERROR;
 	const char *layer = argv[0];
 	if (opt_needs(&op, "variant", "phases") || cmd_check_variant(variant))
+		return EXIT_ERROR;
+	if (replay && opt_conflicts(&op, "replay", "phases", "json", "junit", "runs", NULL))
 		return EXIT_ERROR;
 	if (opt_conflict(&op, "shard", "phases"))
 		return EXIT_ERROR;
@@ -406,6 +412,32 @@ int cmd_check(int argc, char **argv)
 	file_input_add(module_path, "module");
 	if (cmd_load_module(module_path, &lm) < 0)
 		goto out;
+	if (replay) { /* the recipes replay proves leave the list */
+		bool *proven = xcalloc(paths.n + 1, sizeof(bool));
+		char *cdir = gpu_cache_dir();
+		CheckReplayOpts ro = {timeout, no_cache, cdir};
+		int crc = check_replay(&mf, lm.m, paths.v, paths.n, &ro, proven, &replay_worst, &e);
+		free(cdir);
+		if (crc < 0) {
+			free(proven);
+			cmd_fail("%s", err_msg(&e));
+			goto out;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < paths.n; i++) {
+			if (proven[i])
+				free(paths.v[i]);
+			else
+				paths.v[k++] = paths.v[i];
+		}
+		paths.n = k;
+		free(proven);
+		if (!paths.n) {
+			rc = replay_worst;
+			goto out;
+		}
+		printf("whole-module check of the %zu recipes replay did not prove:\n", paths.n);
+	}
 	/* item 0 is the original itself: it must reproduce the oracle */
 	nitems = paths.n + 1 + (phases != NULL);
 	items = xcalloc(nitems, sizeof(CheckItem));
@@ -593,7 +625,7 @@ int cmd_check(int argc, char **argv)
 		} else
 			cmd_fail("%s", err_msg(&e));
 	}
-	rc = n_err ? EXIT_ERROR : n_diff ? EXIT_DIFFERS : EXIT_OK;
+	rc = n_err ? EXIT_ERROR : n_diff || replay_worst ? EXIT_DIFFERS : EXIT_OK;
 	if (doc) {
 		cJSON_AddNumberToObject(doc, "identical", n_ok);
 		cJSON_AddNumberToObject(doc, "differ", n_diff);

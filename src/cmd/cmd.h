@@ -39,6 +39,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_bisect(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 /* `d4r-splice LAYER --phase N`: the main job (argv[0] is the layer). */
 int cmd_job(int argc, char **argv);
 

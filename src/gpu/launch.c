@@ -312,8 +312,24 @@ void gpu_bound_release(GpuLayer *L, GpuBound *b)
 
 int gpu_layer_launch(GpuLayer *L, const GpuBound *b, CUstream s, Err *e)
 {
+	return gpu_layer_launch_range(L, b, 0, L->m->nlaunches, s, e);
+}
+
+CUdeviceptr gpu_layer_buffer(const GpuLayer *L, size_t i)
+{
+	return L->bufs[i];
+}
+
+void gpu_layer_params(const GpuLayer *L, size_t k, unsigned char *out)
+{
+	mf_param_block(&L->m->launches[k], L->addr, L->tex, L->surf, out);
+}
+
+int gpu_layer_launch_range(GpuLayer *L, const GpuBound *b, size_t from, size_t to, CUstream s,
+                           Err *e)
+{
 	const Manifest *m = L->m;
-	for (size_t i = 0; i < m->nlaunches; i++) {
+	for (size_t i = from; i < to && i < m->nlaunches; i++) {
 		const MfLaunch *l = &m->launches[i];
 		size_t size = l->param_size;
 		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, b->params[i],

@@ -53,6 +53,17 @@ void gpu_bound_release(GpuLayer *L, GpuBound *b);
  * not synchronise. */
 int gpu_layer_launch(GpuLayer *L, const GpuBound *b, CUstream s, Err *e);
 
+/* Launches [from, to) of the sequence alone (gpu_layer_launch runs them
+ * all): what a caller that looks at the buffers between two launches
+ * runs. */
+int gpu_layer_launch_range(GpuLayer *L, const GpuBound *b, size_t from, size_t to, CUstream s,
+                           Err *e);
+/* Buffer i's device address. */
+CUdeviceptr gpu_layer_buffer(const GpuLayer *L, size_t i);
+/* Launch k's parameter block as gpu_layer_bind builds it, into
+ * out[0..param_size): for a function of another module launched as k. */
+void gpu_layer_params(const GpuLayer *L, size_t k, unsigned char *out);
+
 /* Copies the frame (m->frame_size bytes) into out, synchronously. */
 int gpu_layer_read_frame(GpuLayer *L, unsigned char *out, Err *e);
 

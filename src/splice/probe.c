@@ -91,7 +91,7 @@ static ProbeFmt hex_of_bits(unsigned bits)
 
 /* The format of register ri whose last definition in the range is `def`
  * (may be NULL), or -1 when it is no width a probe stores (.b128). */
-static int value_fmt(const Module *m, const Stmt *def, const RegInfo *ri)
+int probe_value_fmt(const Module *m, const Stmt *def, const RegInfo *ri)
 {
 	if (ri->bits == 1)
 		return PF_PRED;
@@ -146,6 +146,7 @@ void probe_plan_release(ProbePlan *p)
 		for (size_t k = 0; k < p->recs.v[i].vals.n; k++)
 			value_release(&p->recs.v[i].vals.v[k]);
 		VEC_FREE(p->recs.v[i].vals);
+		free(p->recs.v[i].code);
 	}
 	VEC_FREE(p->recs);
 	memset(p, 0, sizeof *p);
@@ -154,6 +155,7 @@ void probe_plan_release(ProbePlan *p)
 void probe_record_copy(const ProbeRecord *src, ProbeRecord *dst)
 {
 	*dst = *src;
+	dst->code = src->code ? xstrdup(src->code) : NULL;
 	memset(&dst->vals, 0, sizeof dst->vals);
 	for (size_t k = 0; k < src->vals.n; k++) {
 		ProbeValue v = src->vals.v[k];
@@ -198,7 +200,7 @@ static void add_reg(Dataflow *df, ProbeRecord *r, uint32_t reg, uint32_t def,
 			return;
 		}
 	}
-	int f = ri->vec ? -1 : value_fmt(m, func_stmt(m, df_func(df), def), ri);
+	int f = ri->vec ? -1 : probe_value_fmt(m, func_stmt(m, df_func(df), def), ri);
 	if (f < 0) {
 		plan->skipped++;
 		return;
@@ -797,6 +799,8 @@ static void record_text(const Ins *in, const ProbeRecord *r, size_t ri,
 			        A, base_i, off, reg.p);
 	}
 	sb_release(&reg);
+	if (r->code)
+		sb_adds(t, r->code);
 	sb_adds(t, "}\t// d4r-splice probe end\n");
 }
 
@@ -862,6 +866,8 @@ int probe_instrument(const ProbeRequest *req, ProbeResult *res, Err *e)
 		    "[warp][record][value][lane]\n.visible .global .align 8 .u64 %s;\n",
 		    res->symbol, plan->recs.n, (unsigned long long)plan->warp_bytes,
 		    res->symbol);
+		if (req->module_text)
+			sb_adds(&p.text, req->module_text);
 		VEC_PUSH(pcs, p);
 	}
 

@@ -110,6 +110,10 @@ typedef struct {
 	uint32_t phase; /* the phase it belongs to, 0: none */
 	uint32_t first; /* the range whose values it holds ([first, at]) */
 	VEC(ProbeValue) vals;
+	/* NULL, or whole PTX lines (malloc'd) stored inside the record's scope
+	 * after its values: what a caller stores beyond registers (replay's
+	 * copy of the block's shared memory), with registers of its own */
+	char *code;
 	/* probe_plan_layout */
 	uint64_t off;   /* offset inside a warp's area */
 	uint64_t bytes; /* its bytes per warp */
@@ -156,6 +160,12 @@ int probe_plan_range(Dataflow *df, uint32_t first, uint32_t last, ProbeRegs regs
 int probe_plan_phases(Dataflow *df, const PhaseList *pl, const NumList *phases,
                       ProbeAt at, ProbeRegs regs, ProbePlan *plan, Err *e);
 
+/* The format a probe stores register ri in, whose last definition before
+ * the record is `def` (may be NULL): its declared type, else the type its
+ * definition's opcode names (an f16 mma's D: f16x2), else untyped bits of
+ * its width; -1 for a width no probe stores (.b128). */
+int probe_value_fmt(const Module *m, const Stmt *def, const RegInfo *ri);
+
 /* Sorts the records by position (statement order; before-records ahead
  * of after-records of the same statement), merging records that are
  * stored at the same position into the first (values of the later that
@@ -175,6 +185,9 @@ typedef struct {
 	/* the symbol's name; NULL: "__d4r_probe_dump", or with a number when
 	 * the module holds that name already */
 	const char *symbol;
+	/* NULL, or whole module-level lines put after the symbol's (a symbol
+	 * of the caller's that records' code names) */
+	const char *module_text;
 } ProbeRequest;
 
 typedef struct {

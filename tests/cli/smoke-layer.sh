@@ -24,7 +24,7 @@ stand_in_driver() {
 	command -v "$cc" >/dev/null || skip "no C compiler to build the stand-in driver"
 	[ -f "$inc/cuda.h" ] || skip "no cuda.h in $inc to build the stand-in driver"
 	sed -n '/MOCK-BEGIN/,/MOCK-END/p' "$TOP/tests/unit/test_gpu_launch.c" >"$T/mock.c"
-	"$cc" -std=c11 -D_GNU_SOURCE -shared -fPIC -DD4R_MOCK_SO -I"$inc" -I"$TOP/tests" \
+	"$cc" -std=c11 -D_GNU_SOURCE -shared -fPIC -DD4R_MOCK_SO -I"$inc" -I"$TOP/tests" -I"$TOP/tests/unit" \
 		-o "$T/libcuda-mock.so" "$T/mock.c" || fail "cannot build the stand-in driver"
 	export D4R_LIBCUDA="$T/libcuda-mock.so" XDG_CACHE_HOME="$T/cache"
 }

@@ -12,7 +12,7 @@ K="$TOP/tests/fixtures/ana/k.ptx"
 
 # The verbs and sub-verbs (the man page's COMMANDS), and the main job.
 verbs=(roundtrip extract phases show grep report splice recipe "recipe new" "recipe check"
-	run diff check probe bisect profile capture)
+	run diff check probe bisect profile capture replay)
 expect_rc 0 "$D4R" --list-verbs
 printf '%s\n' "${verbs[@]}" >"$T/want-verbs"
 diff -u "$T/want-verbs" "$T/out" || fail "--list-verbs is not the list of verbs"

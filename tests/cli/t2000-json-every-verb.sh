@@ -41,7 +41,7 @@ for l in lines:
 for v, p, k in entries:
     print("%s\t%s\t%s" % (v, p, " ".join(k)))
 PY
-want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect profile job"
+want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect profile replay job"
 have=$(cut -f1 "$T/keys" | uniq | tr '\n' ' ' | sed 's/ $//')
 [ "$have" = "$want" ] || fail "the man page lists JSON keys for '$have', expected '$want'"
 
@@ -186,6 +186,7 @@ json check 1 "$D4R" check smoke --json
 cp "$T/out" "$T/check.json"
 json bisect 0 "$D4R" bisect smoke --phase 1 --json
 json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
+json replay 0 "$D4R" replay smoke --phase 1 --plan --json
 json job 0 "$D4R" smoke --phase 1 --runs 0 --json
 cp "$T/out" "$T/job.json"
 # One name for one file: the layer's module, found through the repository,

@@ -593,6 +593,8 @@ static void probe_stores(const MockFunc *mf, uint64_t warps)
 	}
 }
 
+#include "mock_replay.c" /* replay_stores: the stand-in of a replay entry */
+
 static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  CUstream s, void **kp, void **extra)
@@ -641,7 +643,9 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	} else if (!strcmp(mf->name, "spin")) {
 		pending_spin = 1;
 	}
-	if (!sticky && !pending_spin)
+	if (!sticky && !pending_spin && !strncmp(mf->name, "__d4r_replay_", 13))
+		replay_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
+	else if (!sticky && !pending_spin)
 		probe_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
 	last_probed = strstr(mf->mod->text, "d4r-splice probe") != NULL;
 	return CUDA_SUCCESS;

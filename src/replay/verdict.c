@@ -1,0 +1,152 @@
+/*
+ * verdict.c - the proof and the verdict of a replay.
+ *
+ * The proof: the original's entry, run from the dumped start state, must
+ * leave the end state the dump recorded, bit for bit: every live-out of
+ * every lane (the end record) and every block's shared memory at the
+ * cut's end.  When it does not, the state the dump took is not all the cut
+ * depends on (or the cut is not deterministic), and no verdict is given.
+ * The verdict: the spliced entry's end state against the original entry's,
+ * registers first (in the probe layer's (warp, lane, value) order, as
+ * bisect reports a first difference), then shared memory, then the
+ * buffers the cut writes.
+ *
+ * Decisions:
+ *  - Differences are reported in bisect's terms: block coordinates, warp
+ *    in the block, lane, the register, both values as the probe layer
+ *    prints them and their distance in ulps (probe_distance), and how many
+ *    values differ.  Shared memory and buffers have no lanes: the block,
+ *    the variable (buffer) and the byte offset.
+ */
+#include "replay/replay.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void regs_diff(const ReplayPlan *p, const ProbePlan *dp, const unsigned char *a,
+                      const unsigned char *b, ReplayDiff *d)
+{
+	ProbeRecordDiff diffs[REPLAY_NREC];
+	memset(diffs, 0, sizeof diffs);
+	probe_compare(dp, p->grid, p->block, a, b, diffs);
+	const ProbeRecordDiff *x = &diffs[REPLAY_REC_END];
+	if (!x->differ)
+		return;
+	const ProbeValue *v = &dp->recs.v[REPLAY_REC_END].vals.v[x->val];
+	d->any = true;
+	d->count = x->differ;
+	d->where = "register";
+	probe_warp_where(x->warp, p->grid, p->block, d->block, &d->warp);
+	d->lane = x->lane;
+	snprintf(d->what, sizeof d->what, "%s", v->name);
+	StrBuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+	probe_value_text((ProbeFmt)v->fmt, x->a, &sa);
+	probe_value_text((ProbeFmt)v->fmt, x->b, &sb);
+	snprintf(d->a, sizeof d->a, "%s", sa.p ? sa.p : "");
+	snprintf(d->b, sizeof d->b, "%s", sb.p ? sb.p : "");
+	sb_release(&sa);
+	sb_release(&sb);
+	d->ulps = x->dist;
+	d->has_ulps = true;
+}
+
+/* The blocks' shared memory at the end: a against b. */
+static void shared_diff(const ReplayPlan *p, const unsigned char *a,
+                        const unsigned char *b, ReplayDiff *d)
+{
+	uint64_t sb = p->shared_bytes, count = 0, first_blk = 0, first_off = 0;
+	for (uint64_t k = 0; k < p->blocks; k++) {
+		const unsigned char *x = a + (2 * k + 1) * sb, *y = b + (2 * k + 1) * sb;
+		if (!memcmp(x, y, sb))
+			continue;
+		for (uint64_t i = 0; i < sb; i++)
+			if (x[i] != y[i]) {
+				if (!count) {
+					first_blk = k;
+					first_off = i;
+				}
+				count++;
+			}
+	}
+	if (!count)
+		return;
+	d->any = true;
+	d->count = count;
+	d->where = "shared";
+	uint64_t bx = p->grid[0], by = p->grid[1];
+	d->block[0] = (unsigned)(first_blk % bx);
+	d->block[1] = (unsigned)(first_blk / bx % by);
+	d->block[2] = (unsigned)(first_blk / bx / by);
+	const char *name = "shared";
+	uint64_t rel = first_off;
+	for (size_t i = 0; i < p->shared.n; i++)
+		if (first_off >= p->shared.v[i].off &&
+		    first_off < p->shared.v[i].off + p->shared.v[i].bytes) {
+			name = p->shared.v[i].name;
+			rel = first_off - p->shared.v[i].off;
+		}
+	snprintf(d->what, sizeof d->what, "%s+%llu", name, (unsigned long long)rel);
+	const unsigned char *x = a + (2 * first_blk + 1) * sb,
+	                    *y = b + (2 * first_blk + 1) * sb;
+	snprintf(d->a, sizeof d->a, "0x%02x", x[first_off]);
+	snprintf(d->b, sizeof d->b, "0x%02x", y[first_off]);
+}
+
+void replay_prove(const ReplayPlan *p, const ProbePlan *dp, const ReplayState *st,
+                  const ReplayEnd *end, ReplayDiff *d)
+{
+	memset(d, 0, sizeof *d);
+	regs_diff(p, dp, st->regs, end->regs, d);
+	if (!d->any)
+		shared_diff(p, st->shared, end->shared, d);
+}
+
+void replay_compare(const ReplayPlan *p, const ProbePlan *dp, const Manifest *mf,
+                    const ReplayEnd *o, const ReplayEnd *s, ReplayDiff *d)
+{
+	memset(d, 0, sizeof *d);
+	regs_diff(p, dp, o->regs, s->regs, d);
+	if (d->any)
+		return;
+	shared_diff(p, o->shared, s->shared, d);
+	if (d->any)
+		return;
+	for (size_t i = 0; i < p->buffers_out.n; i++) {
+		const MfBuffer *b = &mf->buffers[p->buffers_out.v[i]];
+		const unsigned char *x = o->bufs[i], *y = s->bufs[i];
+		uint64_t count = 0, first = 0;
+		for (uint64_t k = 0; k < b->size; k++)
+			if (x[k] != y[k] && !count++)
+				first = k;
+		if (!count)
+			continue;
+		d->any = true;
+		d->count = count;
+		d->where = "buffer";
+		snprintf(d->what, sizeof d->what, "buffer '%s'+%llu", b->name,
+		         (unsigned long long)first);
+		snprintf(d->a, sizeof d->a, "0x%02x", x[first]);
+		snprintf(d->b, sizeof d->b, "0x%02x", y[first]);
+		return;
+	}
+}
+
+void replay_diff_text(const ReplayDiff *d, StrBuf *o)
+{
+	if (!strcmp(d->where, "register")) {
+		sb_addf(o, "block (%u,%u,%u) warp %u lane %u register %s: %s vs %s",
+		        d->block[0], d->block[1], d->block[2], d->warp, d->lane, d->what,
+		        d->a, d->b);
+		if (d->ulps == PROBE_DIST_NAN)
+			sb_adds(o, " (NaN)");
+		else
+			sb_addf(o, ", %llu ulp%s", (unsigned long long)d->ulps,
+			        d->ulps == 1 ? "" : "s");
+	} else if (!strcmp(d->where, "shared"))
+		sb_addf(o, "block (%u,%u,%u) shared %s: %s vs %s", d->block[0],
+		        d->block[1], d->block[2], d->what, d->a, d->b);
+	else
+		sb_addf(o, "%s: %s vs %s", d->what, d->a, d->b);
+	sb_addf(o, "; %llu %s differ", (unsigned long long)d->count,
+	        !strcmp(d->where, "register") ? "values" : "bytes");
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# replay on the stand-in driver (tests/unit/test_gpu_launch.c's fake
+# libcuda): the flow of `replay enc4 --phase 8` - the dump taken once and
+# cached beside the image cache, then read from the cache; the proof
+# ("replay reproduces the original phase"); IDENTICAL (exit 0); a spliced
+# template that makes one value differ (the stand-in flips bit 0 of the
+# register the "// mock: probe-flip REG WARP LANE" comment names) is DIFFERS
+# (exit 1) at that block, warp, lane and register, 1 value, 1 ulp, the
+# warp's block and warp in the block computed here from the launch's
+# geometry; a dump that differs from what the original's entry stores (the
+# marker in the original module) is INVALID: no verdict, exit 2.
+. "$D4R_TOP/tests/cli/lib.sh"
+. "$TOP/tests/cli/smoke-layer.sh"
+stand_in_driver
+cd "$TOP" || exit 1
+
+expect_rc 0 "$D4R" replay enc4 --phase 8
+expect_grep "^state: +dumped " "$T/out"
+expect_grep "^proof: +replay reproduces the original phase" "$T/out"
+expect_grep "^verdict: +IDENTICAL$" "$T/out"
+ls "$XDG_CACHE_HOME"/d4r-splice/replay/*.state >/dev/null 2>&1 || fail "no state in the cache"
+expect_rc 0 "$D4R" replay enc4 --phase 8
+expect_grep "^state: +cached " "$T/out"
+expect_grep "^verdict: +IDENTICAL$" "$T/out"
+# a cache file that is not a state of this plan is taken again
+for f in "$XDG_CACHE_HOME"/d4r-splice/replay/*.state; do printf 'junk' >"$f"; done
+expect_rc 0 "$D4R" replay enc4 --phase 8
+expect_grep "^state: +dumped " "$T/out"
+expect_rc 0 "$D4R" replay enc4 --phase 8 --no-cache
+expect_grep "^state: +dumped " "$T/out"
+
+# the spliced template flips %r2849 in warp 201, lane 17
+cp ptx/enc4/phase-08.ptx "$T/flip.ptx"
+echo "// mock: probe-flip %r2849 201 17" >>"$T/flip.ptx"
+python3 - recipes/enc4/phase-08.json "$T/flip.json" "$T/flip.ptx" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["template"] = "./flip.ptx"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+# 4 warps a block (32x1x4), 11x7 blocks: warp 201 is warp 1 of block 50 = (6,4,0)
+expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json"
+expect_grep "^proof: +replay reproduces the original phase" "$T/out"
+expect_grep "^verdict: +DIFFERS: first difference at block \(6,4,0\) warp 1 lane 17 register %r2849: .* vs .*, 1 ulp; 1 values differ$" "$T/out"
+expect_grep "^contract: +the phase's end state, bit for bit: stricter than the frame" "$T/out"
+expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json" --json
+python3 - "$T/out" <<'PY' || fail "replay --json of a difference"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "DIFFERS" and d["exit"] == 1 and d["proved"] is True, d
+x = d["first_difference"]
+assert x["in"] == "register" and x["block"] == [6, 4, 0] and x["warp"] == 1, x
+assert x["lane"] == 17 and x["what"] == "%r2849" and x["ulps"] == 1 and x["count"] == 1, x
+PY
+
+# a spliced cut that leaves a live-out unwritten: every lane of every warp
+# differs (the end slots are cleared before each entry, not the dump's)
+sed 's|^// mock: probe-flip.*|// mock: replay-skip %r2850|' "$T/flip.ptx" >"$T/skip.ptx"
+sed 's|"./flip.ptx"|"./skip.ptx"|' "$T/flip.json" >"$T/skip.json"
+expect_rc 1 "$D4R" replay enc4 --recipe "$T/skip.json"
+expect_grep "^verdict: +DIFFERS: first difference at block \(0,0,0\) warp 0 lane 0 register %r2850: .*; $((77 * 4 * 32)) values differ$" "$T/out"
+
+# the dump stores what the original's entry does not: INVALID, no verdict
+mkdir -p "$T/corpus"
+cp -r corpus/enc4 "$T/corpus/enc4"
+echo "// mock: probe-flip %r2849 3 4" >>"$T/corpus/enc4/enc4.ptx"
+expect_rc 2 "$D4R" replay enc4 --phase 8 --corpus "$T/corpus"
+expect_grep "^proof: +the original's entry does not reproduce the dumped end state: block \(0,0,0\) warp 3 lane 4 register %r2849" "$T/out"
+expect_grep "^verdict: +INVALID$" "$T/out"
+test_done
