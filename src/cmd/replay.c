@@ -33,7 +33,7 @@
 
 static const char *const usage[] = {
     "replay LAYER --phase N [--recipe FILE | --variant NAME] [--no-cache] "
-    "[--timeout SECONDS] [--json]",
+    "[--timeout S] [--json]",
     "replay LAYER --phase N [--recipe FILE | --variant NAME] --plan [--json]",
     "replay LAYER --phase N [--recipe FILE | --variant NAME] --emit FILE "
     "[--dump-module FILE] [--check=ptxas] [--json]",
@@ -244,7 +244,7 @@ int cmd_replay(int argc, char **argv)
 	                 "with --check=ptxas: the target (default .target)"),
 	    OPT_FLAG(0, "no-cache", &no_cache,
 	             "take the state again and compile without the image cache"),
-	    OPT_CALLBACK(0, "timeout", &timeout, "SECONDS", opt_seconds,
+	    OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
 	                 "limit for the replay's launches (default 120)"),
 	    OPT_FLAG(0, "json", &json, "one JSON object on standard output"),
 	    OPT_END(),
