@@ -323,7 +323,7 @@ int cmd_job(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
 			char path[4096];
 			keep_path(path, sizeof path, keep_dir, kept[i]);
-			if (out_check(path, &e) < 0) {
+			if (out_check_mkdir(path, &e) < 0) {
 				job_error(&rep, err_msg(&e));
 				goto out;
 			}

@@ -63,6 +63,19 @@ expect_rc 2 "$D4R" check smoke "$T/stale.json" recipes/smoke/phase-01.json
 expect_grep "^stale.json +ERROR +.*stale recipe" "$T/out"
 expect_grep "no CUDA driver" "$T/err"
 
+# --keep's folder is the job's to create: a folder that does not exist yet
+# passes the checks before the driver (the job makes it), one under a file
+# does not
+mkdir -p "$T/keepcwd"
+(cd "$T/keepcwd" && "$D4R" enc4 --phase 8 --keep) >"$T/out" 2>"$T/err"
+grep -q "there is no folder" "$T/err" && fail "--keep: its own folder refused as missing: $(cat "$T/err")"
+expect_grep "no CUDA driver" "$T/err"
+(cd "$T/keepcwd" && "$D4R" enc4 --phase 8 --keep "$T/keepcwd/new/dir") >"$T/out" 2>"$T/err"
+expect_grep "no CUDA driver" "$T/err"
+: >"$T/afile"
+expect_rc 2 "$D4R" enc4 --phase 8 --keep "$T/afile/sub"
+expect_grep "is not a folder" "$T/err"
+
 # This machine's own answer, when it has no driver: the same order.
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
 	unset D4R_LIBCUDA
