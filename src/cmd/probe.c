@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/numlist.h"
 #include "cmd.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -76,7 +77,7 @@ int cmd_probe(int argc, char **argv)
 	const char *entry = NULL, *out = NULL, *at = "phase-end", *regs = "live-out";
 	const char *check = "none", *layout = NULL;
 	NumList phases = {0};
-	bool quiet = false, json = false;
+	bool quiet = false, json = false, no_cache = false;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
 	    OPT_STRING(0, "entry", &entry, "NAME",
@@ -94,6 +95,8 @@ int cmd_probe(int argc, char **argv)
 	                      "run ptxas -e ENTRY on the result"),
 	    OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 	                 "with --check=ptxas: the target (default .target)"),
+	    OPT_FLAG(0, "no-cache", &no_cache,
+	             "with --check=ptxas: run ptxas, not its cached answer"),
 	    OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
 	    OPT_FLAG(0, "json", &json, "the summary as one JSON object (not with -o -)"),
 	    OPT_END(),
@@ -116,6 +119,9 @@ int cmd_probe(int argc, char **argv)
 	if (!rc && opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		              opt_given(&op, "arch"));
+	if (!rc && no_cache && strcmp(check, "ptxas"))
+		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		              opt_given(&op, "no-cache"));
 	if (rc) {
 		numlist_release(&phases);
 		return rc;
@@ -128,6 +134,7 @@ int cmd_probe(int argc, char **argv)
 	ProbePlan plan = {0};
 	ProbeResult res = {0};
 	StrBuf log = STRBUF_INIT, sel = STRBUF_INIT;
+	PtxasCache pc = {.no_cache = no_cache};
 	rc = EXIT_ERROR;
 	if (cmd_load_module(argv[0], &lm) < 0)
 		goto done;
@@ -196,13 +203,14 @@ int cmd_probe(int argc, char **argv)
 		}
 		char *ename = xstrndup(fname.p, fname.n);
 		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, ename, NULL,
-		                        "instrumented", &log, &e);
+		                        "instrumented", &pc, &log, &e);
 		free(ename);
 		if (ptxas_rc < 0)
 			goto fail;
 		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s\n", arch,
-			        (int)fname.n, fname.p, ptxas_rc ? "REJECTED" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s%s\n", arch,
+			        (int)fname.n, fname.p, ptxas_rc ? "REJECTED" : "ok",
+			        cmd_ptxas_cached(&pc));
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -246,7 +254,7 @@ int cmd_probe(int argc, char **argv)
 		cJSON_AddStringToObject(o, "output", out);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
 		cmd_json_str_or_null(o, "layout", layout);
-		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log, &pc);
 		cmd_json_print(o, rc);
 	}
 	goto done;

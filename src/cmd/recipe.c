@@ -29,6 +29,7 @@
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/native.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 #include "splice/template.h"
 
@@ -56,6 +57,7 @@ static bool exists(const char *p)
 
 typedef struct {
 	const char *corpus, *module, *entry, *ptx, *arch;
+	bool no_cache; /* recipe check: ptxas runs, its cached answer is not used */
 } Common;
 
 /* The options both sub-verbs take: where the files are. */
@@ -366,6 +368,7 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 	Module *m = NULL;
 	SpliceResult res = {0};
 	StrBuf log = STRBUF_INIT;
+	PtxasCache pc = {0};
 	int rc = EXIT_ERROR;
 	if (rcp_load(path, &r, &e) < 0)
 		goto fail;
@@ -396,16 +399,17 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 			err_set(&e, "%s: no .target: give --arch", loc.module_path);
 			goto fail;
 		}
+		pc.no_cache = c->no_cache;
 		int pr = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
-		                      &log, &e);
+		                      &pc, &log, &e);
 		if (pr < 0)
 			goto fail;
 		if (pr) {
-			err_set(&e, "%s: ptxas -arch=%s rejects the spliced module:\n%s", path, arch,
-			        log.p ? log.p : "");
+			err_set(&e, "%s: ptxas -arch=%s rejects the spliced module%s:\n%s", path, arch,
+			        cmd_ptxas_cached(&pc), log.p ? log.p : "");
 			goto fail;
 		}
-		verdict = ", ptxas ok";
+		verdict = pc.cached ? ", ptxas ok (cached)" : ", ptxas ok";
 	}
 	if (row) {
 		cJSON_AddStringToObject(row, "result", "ok");
@@ -414,10 +418,13 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		cmd_json_str_or_null(row, "template", res.template_name);
 		cJSON_AddNumberToObject(row, "live_in", res.n_live_in);
 		cJSON_AddNumberToObject(row, "live_out", res.n_live_out);
-		if (ptxas)
+		if (ptxas) {
 			cJSON_AddBoolToObject(row, "ptxas_accepted", true);
-		else
+			cJSON_AddBoolToObject(row, "ptxas_cached", pc.cached);
+		} else {
 			cJSON_AddNullToObject(row, "ptxas_accepted");
+			cJSON_AddNullToObject(row, "ptxas_cached");
+		}
 		cJSON_AddNullToObject(row, "message");
 	}
 	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
@@ -491,6 +498,8 @@ static int recipe_check(int argc, char **argv)
 		             "with --check=ptxas: the target (default .target)"),
 		OPT_UINT(0, "jobs", &jobs, "N", 1, 256,
 		         "check N recipes at a time (default 1)"),
+		OPT_FLAG(0, "no-cache", &c.no_cache,
+		         "with --check=ptxas: run ptxas, not its cached answer"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "json", &json, "one JSON object, a row per recipe"),
 		OPT_END(),
@@ -504,6 +513,9 @@ static int recipe_check(int argc, char **argv)
 	if (opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (c.no_cache && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "no-cache"));
 	c.arch = opt_given(&op, "arch") ? arch.name : NULL;
 	bool ptxas = !strcmp(check, "ptxas");
 	StrBuf *out = xcalloc((size_t)nargs, sizeof(StrBuf)), *err = xcalloc((size_t)nargs, sizeof(StrBuf));

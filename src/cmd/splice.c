@@ -21,6 +21,7 @@
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/multi.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include "ana/ana.h"
@@ -198,7 +199,7 @@ static void cut_row(cJSON *cuts, unsigned phase, uint32_t first, uint32_t last,
 }
 
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
-                                const char *check, const char *arch_opt, bool json)
+                                const char *check, const char *arch_opt, bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -291,9 +292,10 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		char vbuf[64];
 		StrBuf log = STRBUF_INIT;
 		bool show_log = false;
+		PtxasCache pc = {.no_cache = no_cache};
 		if (!why && ok && !strcmp(check, "ptxas")) {
 			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
-			                      NULL, "spliced", &log, &e);
+			                      NULL, "spliced", &pc, &log, &e);
 			if (pr < 0) {
 				if (!rows)
 					printf("FAIL  %s: %s\n", ename, err_msg(&e));
@@ -304,8 +306,8 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 				/* name the region of each message's line */
 				if (!rows)
 					printf("FAIL  %s: ptxas rejects the module with %zu phases "
-					       "spliced:\n",
-					       ename, pl.n);
+					       "spliced%s:\n",
+					       ename, pl.n, cmd_ptxas_cached(&pc));
 				StrBuf named = STRBUF_INIT;
 				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
 					nl = strchr(q, '\n');
@@ -326,19 +328,21 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 				failed++;
 			} else if (log.n) {
 				snprintf(vbuf, sizeof vbuf,
-				         ", ptxas accepts it with %u messages:",
-				         log_lines(&log));
+				         ", ptxas accepts it with %u messages%s:",
+				         log_lines(&log), cmd_ptxas_cached(&pc));
 				verdict = vbuf;
 				show_log = true;
-			} else
-				verdict = ", ptxas ok";
+			} else {
+				snprintf(vbuf, sizeof vbuf, ", ptxas ok%s", cmd_ptxas_cached(&pc));
+				verdict = vbuf;
+			}
 		}
 		if (frow) {
 			cJSON_AddNumberToObject(frow, "spliced", ok);
 			cJSON_AddNumberToObject(frow, "skipped", skip);
 			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
 			cmd_json_ptxas(frow, !strcmp(check, "ptxas") && ok && (!why || log.n), NULL,
-			               !why, &log);
+			               !why, &log, &pc);
 			cmd_json_str_or_null(frow, "message", why);
 		} else if (!why && ok) {
 			if (skip)
@@ -426,7 +430,7 @@ static cJSON *phase_row(cJSON *rows, const char *ename, unsigned phase, uint32_t
 }
 
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
-                       const char *check, const char *arch_opt, bool json)
+                       const char *check, const char *arch_opt, bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -468,6 +472,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			const char *why = NULL;
 			StrBuf log = STRBUF_INIT;
 			bool ptxas = !strcmp(check, "ptxas");
+			PtxasCache pc = {.no_cache = no_cache};
 			if (rc < 0 && res.refused) {
 				skipped++;
 				n--;
@@ -495,20 +500,20 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 					int pr =
 					    splice_ptxas(res.text.p, res.text.n, arch,
 					                 ptxas_entry(f, ename), &res,
-					                 map_name(module_path), &log, &e);
+					                 map_name(module_path), &pc, &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
 						why = log.p ? log.p : "ptxas rejects it";
 				}
 			}
-			char verdict[64] = "";
+			char verdict[80] = "";
 			if (ptxas && log.n)
 				snprintf(verdict, sizeof verdict,
-				         ", ptxas accepts it with %u messages:",
-				         log_lines(&log));
+				         ", ptxas accepts it with %u messages%s:",
+				         log_lines(&log), cmd_ptxas_cached(&pc));
 			else if (ptxas)
-				snprintf(verdict, sizeof verdict, ", ptxas ok");
+				snprintf(verdict, sizeof verdict, ", ptxas ok%s", cmd_ptxas_cached(&pc));
 			progress_hide(pg);
 			if (rows) {
 				cJSON *o = phase_row(rows, ename, pl.v[p].number, r.first, r.last,
@@ -519,7 +524,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				cJSON_AddNumberToObject(o, "live_out", res.n_live_out);
 				cJSON_AddNumberToObject(o, "renamed", res.n_renamed);
 				cJSON_AddNumberToObject(o, "splice_ms", dt * 1e3);
-				cmd_json_ptxas(o, ptxas && rc == 0 && (!why || log.n), NULL, !why, &log);
+				cmd_json_ptxas(o, ptxas && rc == 0 && (!why || log.n), NULL, !why, &log, &pc);
 				cmd_json_str_or_null(o, "message", why);
 			} else if (why) {
 				failed++;
@@ -586,7 +591,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 static int splice_phases(const char *layer, const char *phases, const char *variant,
                          const char *corpus, const char *module_opt, const char *entry_opt,
                          const char *out_opt, const char *check, const char *arch_opt,
-                         const char *ptx_root, bool force, bool quiet, bool json)
+                         const char *ptx_root, bool force, bool quiet, bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
@@ -622,6 +627,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	if (!quiet)
 		fprintf(stderr, "%s", res.summary.p);
 	int ptxas_rc = 0;
+	PtxasCache pc = {.no_cache = no_cache};
 	if (!strcmp(check, "ptxas")) {
 		check_arch(lm.m, arch_opt, arch);
 		if (!arch[0]) {
@@ -629,12 +635,12 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 			        loc.module_path);
 			goto fail;
 		}
-		ptxas_rc = splice_many_ptxas(&res, arch, loc.entry, loc.module_path, &log, &e);
+		ptxas_rc = splice_many_ptxas(&res, arch, loc.entry, loc.module_path, &pc, &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
 		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch, loc.entry,
-			        ptxas_rc ? "REJECTED" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s%s\n", arch, loc.entry,
+			        ptxas_rc ? "REJECTED" : "ok", cmd_ptxas_cached(&pc));
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -665,7 +671,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		cJSON_AddNumberToObject(o, "mma", res.mma);
 		cJSON_AddStringToObject(o, "output", name.p);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
-		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log, &pc);
 		cmd_json_print(o, rc);
 	}
 	goto done;
@@ -691,7 +697,7 @@ done:
  * null when it did not run). */
 static int splice_json(const char *recipe, const Located *loc, const SpliceResult *res,
                        const char *out, const char *arch, int ptxas_rc, const StrBuf *log,
-                       int rc)
+                       const PtxasCache *pc, int rc)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "recipe", recipe);
@@ -708,7 +714,7 @@ static int splice_json(const char *recipe, const Located *loc, const SpliceResul
 	cJSON_AddBoolToObject(o, "forced", res->forced);
 	cJSON_AddStringToObject(o, "output", out);
 	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
-	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log);
+	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log, pc);
 	return cmd_json_print(o, rc);
 }
 
@@ -720,6 +726,7 @@ int cmd_splice(int argc, char **argv)
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
 	bool force = false, quiet = false, every = false, together = false, json = false;
+	bool no_cache = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 		OPT_STRING(0, "phases", &phases, "LIST",
@@ -738,6 +745,8 @@ int cmd_splice(int argc, char **argv)
 		                  "ptxas: run ptxas on the result (default none)"),
 		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 		             "with --check=ptxas: the target (default .target)"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "with --check=ptxas: run ptxas, not its cached answer"),
 		OPT_FLAG(0, "force", &force, "splice a cut the splicer would refuse"),
 		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
 		OPT_STRING(0, "ptx", &ptx_root, "DIR",
@@ -764,6 +773,9 @@ int cmd_splice(int argc, char **argv)
 	if (arch_opt && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (no_cache && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "no-cache"));
 	if (json && out_opt && !strcmp(out_opt, "-"))
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
@@ -778,8 +790,10 @@ int cmd_splice(int argc, char **argv)
 		                  "variant", "force", "quiet", "corpus", "ptx", NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
-		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt, json)
-		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, json);
+		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt,
+		                                       no_cache, json)
+		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, no_cache,
+		                              json);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||
 	    opt_needs(&op, "template", "every-phase") ||
@@ -791,7 +805,7 @@ int cmd_splice(int argc, char **argv)
 		if (!layer)
 			return opt_usage_error(&op, "option '--phases' needs LAYER");
 		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
-		                     check, arch_opt, ptx_root, force, quiet, json);
+		                     check, arch_opt, ptx_root, force, quiet, no_cache, json);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
@@ -873,6 +887,7 @@ int cmd_splice(int argc, char **argv)
 	}
 	int ptxas_rc = 0;
 	char arch[64] = "";
+	PtxasCache pc = {.no_cache = no_cache};
 	if (!strcmp(check, "ptxas")) {
 		if (arch_opt)
 			snprintf(arch, sizeof arch, "%s", arch_opt);
@@ -882,17 +897,18 @@ int cmd_splice(int argc, char **argv)
 			goto fail;
 		}
 		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
-		                        &log, &e);
+		                        &pc, &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
 		/* what ptxas says of a module it accepts is shown too: a warning
 		 * (an injected wait, a serialised wgmma) is a finding */
 		if (!quiet || ptxas_rc || log.n)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch,
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s%s%s\n", arch,
 			        loc.entry,
 			        ptxas_rc ? "REJECTED"
-			        : log.n  ? "accepted, with these messages:"
-			                 : "ok");
+			        : log.n  ? "accepted, with these messages"
+			                 : "ok",
+			        cmd_ptxas_cached(&pc), !ptxas_rc && log.n ? ":" : "");
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -907,7 +923,7 @@ int cmd_splice(int argc, char **argv)
 		rc = EXIT_OK;
 	if (json)
 		splice_json(recipe_path, &loc, &res, out_path, arch[0] ? arch : NULL, ptxas_rc, &log,
-		            rc);
+		            &pc, rc);
 	goto done;
 fail:
 	cmd_fail("%s", err_msg(&e));
