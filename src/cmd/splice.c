@@ -96,6 +96,7 @@ static unsigned log_lines(const StrBuf *log)
 /* Where each phase's spliced region lies in a module spliced many times:
  * its output lines [line, line + nlines), from the splices' own line maps. */
 typedef struct {
+	const char *func;            /* the function */
 	uint32_t phase, first, last; /* the phase and its cut */
 	int64_t line;                /* output line of the region's first line */
 	uint32_t nlines;
@@ -103,25 +104,30 @@ typedef struct {
 typedef VEC(Region) RegionVec;
 
 /* Records the region of a splice made into text whose earlier splices all
- * lie after it (phases are spliced from the last to the first): those
- * regions move by the lines this splice added. */
-static void region_add(RegionVec *rv, const SpliceResult *res, uint32_t phase,
-                       uint32_t first, uint32_t last)
+ * lie after it (functions and their phases are spliced from the last to the
+ * first): those regions move by the lines this splice added. */
+static void region_add(RegionVec *rv, const SpliceResult *res, const char *func,
+                       uint32_t phase, uint32_t first, uint32_t last)
 {
 	for (size_t i = 0; i < rv->n; i++)
 		rv->v[i].line += res->line_delta;
-	Region r = {phase, first, last, res->region_line, (uint32_t)res->line_map.n};
+	Region r = {func, phase, first, last, res->region_line, (uint32_t)res->line_map.n};
 	VEC_PUSH(*rv, r);
 }
 
-/* Names the spliced region that holds output line `line`. */
-static void region_of_line(const RegionVec *rv, unsigned line, StrBuf *out)
+/* Names the spliced region that holds output line `line` (with its
+ * function when the module has spliced regions of several). */
+static void region_of_line(const RegionVec *rv, bool several, unsigned line, StrBuf *out)
 {
 	for (size_t i = 0; i < rv->n; i++) {
 		const Region *r = &rv->v[i];
 		if (line >= r->line && line < r->line + r->nlines) {
-			sb_addf(out, " [in the region of phase %u, s%u..s%u]", r->phase, r->first,
-			        r->last);
+			if (several)
+				sb_addf(out, " [in the region of phase %u of %s, s%u..s%u]", r->phase,
+				        r->func, r->first, r->last);
+			else
+				sb_addf(out, " [in the region of phase %u, s%u..s%u]", r->phase, r->first,
+				        r->last);
 			return;
 		}
 	}
@@ -129,12 +135,16 @@ static void region_of_line(const RegionVec *rv, unsigned line, StrBuf *out)
 }
 
 /*
- * --every-phase --together: every phase of an entry spliced into one module,
- * one after the other (a splice renames registers and adds declarations and
- * braces, never statements, so the statement numbers of the next phase stay
- * the same; each step re-parses the text it produced), then one ptxas run
- * per entry.  The same proof as one module per phase, for a fraction of the
- * ptxas time on big kernels.
+ * --every-phase --together: every phase of every function spliced into one
+ * module, one after the other, from the module's last function and phase to
+ * its first (a splice renames registers and adds declarations and braces,
+ * never statements, so the statement numbers of the next phase stay the
+ * same, and the regions already made lie after the next one; each step
+ * re-parses the text it produced), then one ptxas run for the module, with
+ * -e naming every spliced entry (ptxas compiles each entry alone, as it
+ * would one module per entry; a .func spliced: the whole module).  The
+ * same proof as one module per phase, for a fraction of the ptxas time on
+ * big kernels: ptxas reads the module once, not once per entry.
  */
 /* The recipe --every-phase splices: built-in template `tname` over
  * [first, last] of f, its guard the sha256 of that text (into hex, which the
@@ -198,6 +208,69 @@ static void cut_row(cJSON *cuts, unsigned phase, uint32_t first, uint32_t last,
 	cJSON_AddItemToArray(cuts, o);
 }
 
+/* One function of --every-phase --together. */
+typedef struct {
+	const Func *f0;      /* in the module as read */
+	char *name;
+	PhaseList pl;
+	unsigned ok, skip;
+	const char *why;     /* why the function fails, or NULL */
+	StrBuf lines;        /* its lines of text output, printed in module order */
+	cJSON *row, *cuts;   /* --json */
+} TogetherFunc;
+
+/* Splices every phase of t->f0, last to first, into cur (a splice that
+ * fails leaves cur as it was).  Returns the splices attempted. */
+static unsigned together_func(TogetherFunc *t, const char *module_path, const char *tname,
+                              StrBuf *cur, RegionVec *regions, Err *e)
+{
+	unsigned n = 0;
+	for (size_t p = t->pl.n; p-- > 0 && !t->why;) {
+		Module *m = ptx_parse(map_name(module_path), cur->p, cur->n, e);
+		if (!m) {
+			t->why = "the spliced text does not parse";
+			break;
+		}
+		const Func *f = mod_func_find(m, str_c(t->name));
+		const Phase *ph = &t->pl.v[p];
+		Recipe r;
+		char hex[65];
+		builtin_recipe(m, f, ph->first, ph->last, tname, hex, &r);
+		SpliceResult res;
+		memset(&res, 0, sizeof res);
+		SpliceRequest req = {m, t->name, &r, NULL, false};
+		n++;
+		int src = splice_run(&req, &res, e);
+		if (src < 0 && res.refused) {
+			sb_addf(&t->lines, "skip  %s phase %u s%u..s%u: %s\n", t->name, ph->number,
+			        r.first, r.last, err_msg(e));
+			cut_row(t->cuts, ph->number, r.first, r.last, "skip", err_msg(e));
+			t->skip++;
+		} else if (src < 0) {
+			sb_addf(&t->lines, "FAIL  %s phase %u s%u..s%u: %s\n", t->name, ph->number,
+			        r.first, r.last, err_msg(e));
+			cut_row(t->cuts, ph->number, r.first, r.last, "fail", err_msg(e));
+			t->why = "a splice failed";
+		} else if (!outside_kept(&res, m, f, r.first, r.last, cur->p, cur->n)) {
+			sb_addf(&t->lines, "FAIL  %s phase %u: bytes outside the cut changed\n", t->name,
+			        ph->number);
+			cut_row(t->cuts, ph->number, r.first, r.last, "fail",
+			        "bytes outside the cut changed");
+			t->why = "bytes outside a cut changed";
+		} else {
+			t->ok++;
+			cut_row(t->cuts, ph->number, r.first, r.last, "ok", NULL);
+			region_add(regions, &res, t->name, ph->number, r.first, r.last);
+			sb_reset(cur);
+			sb_addn(cur, res.text.p, res.text.n);
+		}
+		err_release(e);
+		splice_result_release(&res);
+		mod_free(m);
+	}
+	return n;
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
                                 const char *check, const char *arch_opt, bool no_cache, bool json)
 {
@@ -206,165 +279,145 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 	if (cmd_load_module(module_path, &lm) < 0)
 		return EXIT_ERROR;
 	const Module *m0 = lm.m;
-	const MapFile mf = lm.mf;
 	char arch[64];
 	check_arch(m0, arch_opt, arch);
-	unsigned n = 0, failed = 0, nentries = 0, skipped = 0, spliced = 0;
+	unsigned n = 0, failed = 0, skipped = 0, spliced = 0;
 	double t0 = now_seconds();
 	cJSON *doc = json ? cJSON_CreateObject() : NULL;
 	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "functions") : NULL;
+	TogetherFunc *fs = xcalloc(m0->funcs.n ? m0->funcs.n : 1, sizeof *fs);
+	size_t nf = 0;
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
 		const Func *f0 = &m0->funcs.v[fi];
 		if (!every_phase_func(m0, f0, entry_opt))
 			continue;
-		Str fname = mod_str(m0, f0->name);
-		char *ename = xstrndup(fname.p, fname.n);
-		PhaseList pl;
-		ana_phase_find(m0, f0, 0, &pl);
-		if (!pl.n) {
-			free(ename);
+		TogetherFunc *t = &fs[nf];
+		ana_phase_find(m0, f0, 0, &t->pl);
+		if (!t->pl.n) {
+			phases_release(&t->pl);
 			continue;
 		}
-		nentries++;
-		cJSON *frow = NULL, *cuts = NULL;
+		Str fname = mod_str(m0, f0->name);
+		t->f0 = f0;
+		t->name = xstrndup(fname.p, fname.n);
 		if (rows) {
-			frow = cJSON_CreateObject();
-			cJSON_AddStringToObject(frow, "function", ename);
-			cJSON_AddNumberToObject(frow, "phases", (double)pl.n);
-			cuts = cJSON_AddArrayToObject(frow, "cuts");
-			cJSON_AddItemToArray(rows, frow);
+			t->row = cJSON_CreateObject();
+			cJSON_AddStringToObject(t->row, "function", t->name);
+			cJSON_AddNumberToObject(t->row, "phases", (double)t->pl.n);
+			t->cuts = cJSON_AddArrayToObject(t->row, "cuts");
+			cJSON_AddItemToArray(rows, t->row);
 		}
-		/* the current text: starts as the module's bytes */
-		StrBuf cur = STRBUF_INIT;
-		sb_addn(&cur, mf.p, mf.n);
-		RegionVec regions = {0};
-		unsigned ok = 0, skip = 0;
-		const char *why = NULL;
-		for (size_t p = pl.n; p-- > 0 && !why;) {
-			Module *m = ptx_parse(map_name(module_path), cur.p, cur.n, &e);
-			if (!m) {
-				why = "the spliced text does not parse";
-				break;
-			}
-			const Func *f = mod_func_find(m, str_c(ename));
-			Recipe r;
-			char hex[65];
-			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
-			SpliceResult res;
-			memset(&res, 0, sizeof res);
-			SpliceRequest req = {m, ename, &r, NULL, false};
-			n++;
-			int src = splice_run(&req, &res, &e);
-			if (src < 0 && res.refused) {
-				if (!rows)
-					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-					       pl.v[p].number, r.first, r.last, err_msg(&e));
-				cut_row(cuts, pl.v[p].number, r.first, r.last, "skip", err_msg(&e));
-				skip++;
-			} else if (src < 0) {
-				if (!rows)
-					printf("FAIL  %s phase %u s%u..s%u: %s\n", ename,
-					       pl.v[p].number, r.first, r.last, err_msg(&e));
-				cut_row(cuts, pl.v[p].number, r.first, r.last, "fail", err_msg(&e));
-				failed++;
-				why = "a splice failed";
-			} else {
-				if (!outside_kept(&res, m, f, r.first, r.last, cur.p, cur.n)) {
-					if (!rows)
-						printf("FAIL  %s phase %u: bytes outside the cut changed\n",
-						       ename, pl.v[p].number);
-					cut_row(cuts, pl.v[p].number, r.first, r.last, "fail",
-					        "bytes outside the cut changed");
-					failed++;
-					why = "bytes outside a cut changed";
-				} else {
-					ok++;
-					cut_row(cuts, pl.v[p].number, r.first, r.last, "ok", NULL);
-					region_add(&regions, &res, pl.v[p].number, r.first, r.last);
-					sb_reset(&cur);
-					sb_addn(&cur, res.text.p, res.text.n);
-				}
-			}
-			splice_result_release(&res);
-			mod_free(m);
-		}
-		const char *verdict = "";
-		char vbuf[64];
-		StrBuf log = STRBUF_INIT;
-		bool show_log = false;
-		PtxasCache pc = {.no_cache = no_cache};
-		if (!why && ok && !strcmp(check, "ptxas")) {
-			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
-			                      NULL, "spliced", &pc, &log, &e);
-			if (pr < 0) {
-				if (!rows)
-					printf("FAIL  %s: %s\n", ename, err_msg(&e));
-				failed++;
-				why = "ptxas did not run";
-			} else if (pr) {
-				why = "ptxas rejects the module";
-				/* name the region of each message's line */
-				if (!rows)
-					printf("FAIL  %s: ptxas rejects the module with %zu phases "
-					       "spliced%s:\n",
-					       ename, pl.n, cmd_ptxas_cached(&pc));
-				StrBuf named = STRBUF_INIT;
-				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
-					nl = strchr(q, '\n');
-					StrBuf l = STRBUF_INIT;
-					sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
-					char *at = strstr(l.p, "spliced:");
-					if (at)
-						region_of_line(&regions, (unsigned)strtoul(at + 8, NULL, 10), &l);
-					if (!rows)
-						printf("      %s\n", l.p);
-					sb_addf(&named, "%s\n", l.p);
-					sb_release(&l);
-					if (!nl)
-						break;
-				}
-				sb_release(&log);
-				log = named;
-				failed++;
-			} else if (log.n) {
-				snprintf(vbuf, sizeof vbuf,
-				         ", ptxas accepts it with %u messages%s:",
-				         log_lines(&log), cmd_ptxas_cached(&pc));
-				verdict = vbuf;
-				show_log = true;
-			} else {
-				snprintf(vbuf, sizeof vbuf, ", ptxas ok%s", cmd_ptxas_cached(&pc));
-				verdict = vbuf;
-			}
-		}
-		if (frow) {
-			cJSON_AddNumberToObject(frow, "spliced", ok);
-			cJSON_AddNumberToObject(frow, "skipped", skip);
-			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
-			cmd_json_ptxas(frow, !strcmp(check, "ptxas") && ok && (!why || log.n), NULL,
-			               !why, &log, &pc);
-			cmd_json_str_or_null(frow, "message", why);
-		} else if (!why && ok) {
-			if (skip)
-				printf("ok    %s: %u of %zu phases spliced together "
-				       "(%s), %u skipped%s\n",
-				       ename, ok, pl.n, tname, skip, verdict);
-			else
-				printf("ok    %s: %u of %zu phases spliced together "
-				       "(%s)%s\n",
-				       ename, ok, pl.n, tname, verdict);
-			if (show_log)
-				ptxas_messages(&log);
-		}
-		sb_release(&log);
-		spliced += ok;
-		skipped += skip;
-		fflush(stdout);
-		sb_release(&cur);
-		VEC_FREE(regions);
-		phases_release(&pl);
-		free(ename);
+		nf++;
 	}
+	/* the current text: starts as the module's bytes; the last function
+	 * first, so that every region made lies after the next splice */
+	StrBuf cur = STRBUF_INIT;
+	sb_addn(&cur, lm.mf.p, lm.mf.n);
+	RegionVec regions = {0};
+	for (size_t i = nf; i-- > 0;)
+		n += together_func(&fs[i], module_path, tname, &cur, &regions, &e);
+
+	/* one ptxas run: -e every entry spliced whole, or the module when a
+	 * .func is among them */
+	StrBuf entries = STRBUF_INIT, log = STRBUF_INIT;
+	bool whole = false;
+	unsigned checked = 0;
+	size_t nphases = 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (fs[i].why || !fs[i].ok)
+			continue;
+		if (!ptxas_entry(fs[i].f0, fs[i].name))
+			whole = true;
+		sb_addf(&entries, "%s%s", checked ? "," : "", fs[i].name);
+		checked++;
+		nphases += fs[i].pl.n;
+	}
+	const char *pwhy = NULL; /* why the module fails ptxas */
+	char verdict[96] = "";
+	bool show_log = false, ran = false;
+	PtxasCache pc = {.no_cache = no_cache};
+	if (checked && !strcmp(check, "ptxas")) {
+		int pr = splice_ptxas(cur.p, cur.n, arch, whole ? NULL : entries.p, NULL, "spliced",
+		                      &pc, &log, &e);
+		ran = pr >= 0;
+		if (pr < 0) {
+			sb_reset(&log);
+			sb_adds(&log, err_msg(&e));
+			pwhy = "ptxas did not run";
+		} else if (pr) {
+			pwhy = "ptxas rejects the module";
+			/* name the region of each message's line */
+			StrBuf named = STRBUF_INIT;
+			for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
+				nl = strchr(q, '\n');
+				StrBuf l = STRBUF_INIT;
+				sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
+				char *at = strstr(l.p, "spliced:");
+				if (at)
+					region_of_line(&regions, checked > 1,
+					               (unsigned)strtoul(at + 8, NULL, 10), &l);
+				sb_addf(&named, "%s\n", l.p);
+				sb_release(&l);
+				if (!nl)
+					break;
+			}
+			sb_release(&log);
+			log = named;
+		} else if (log.n) {
+			snprintf(verdict, sizeof verdict, ", ptxas accepts it with %u messages%s:",
+			         log_lines(&log), cmd_ptxas_cached(&pc));
+			show_log = true;
+		} else
+			snprintf(verdict, sizeof verdict, ", ptxas ok%s", cmd_ptxas_cached(&pc));
+	}
+
+	for (size_t i = 0; i < nf; i++) {
+		TogetherFunc *t = &fs[i];
+		bool in_ptxas = !t->why && t->ok;
+		const char *why = t->why ? t->why : in_ptxas ? pwhy : NULL;
+		failed += why != NULL;
+		spliced += t->ok;
+		skipped += t->skip;
+		if (t->row) {
+			cJSON_AddNumberToObject(t->row, "spliced", t->ok);
+			cJSON_AddNumberToObject(t->row, "skipped", t->skip);
+			cJSON_AddStringToObject(t->row, "result", why ? "fail" : t->ok ? "ok" : "none");
+			cmd_json_ptxas(t->row, in_ptxas && ran, NULL, !pwhy, &log, &pc);
+			cmd_json_str_or_null(t->row, "message", why);
+			continue;
+		}
+		fputs(t->lines.p ? t->lines.p : "", stdout);
+		if (why || !t->ok)
+			continue;
+		if (t->skip)
+			printf("ok    %s: %u of %zu phases spliced together (%s), %u skipped%s\n", t->name,
+			       t->ok, t->pl.n, tname, t->skip, verdict);
+		else
+			printf("ok    %s: %u of %zu phases spliced together (%s)%s\n", t->name, t->ok,
+			       t->pl.n, tname, verdict);
+	}
+	if (!rows && pwhy) {
+		if (ran)
+			printf("FAIL  %s: ptxas rejects the module with %zu phases spliced%s:\n",
+			       entries.p, nphases, cmd_ptxas_cached(&pc));
+		else
+			printf("FAIL  %s: %s\n", entries.p, log.p);
+		if (ran)
+			ptxas_messages(&log);
+	} else if (!rows && show_log)
+		ptxas_messages(&log);
+	fflush(stdout);
+	for (size_t i = 0; i < nf; i++) {
+		free(fs[i].name);
+		phases_release(&fs[i].pl);
+		sb_release(&fs[i].lines);
+	}
+	free(fs);
+	sb_release(&entries);
+	sb_release(&log);
+	sb_release(&cur);
+	VEC_FREE(regions);
+
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
@@ -386,9 +439,9 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		err_release(&e);
 		return rc;
 	}
-	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
-	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
-	       failed, now_seconds() - t0);
+	printf("%s: %zu function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
+	       module_path, nf, nf == 1 ? "" : "s", n - skipped, tname, skips, failed,
+	       now_seconds() - t0);
 	if (!failed && !spliced)
 		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n",
 		       module_path, skipped);
