@@ -7,7 +7,7 @@
 # not taken from the tool's word: the same module and arguments are a hit;
 # another byte, another --arch, a rebuilt ptxas (its modification time)
 # and --no-cache are real runs; a rejection is kept too, its message still
-# mapped to the template line.
+# mapped to the template line; probe and roundtrip --check=ptxas use it too.
 . "$D4R_TOP/tests/cli/lib.sh"
 REAL="${CUDA_HOME:-/usr/local/cuda}/bin/ptxas"
 [ -x "$REAL" ] || skip "no ptxas at $REAL"
@@ -87,6 +87,12 @@ expect_grep '^ptxas: .*: ok$' "$T/err"
 expect_rc 0 "$D4R" probe small.ptx -o p.ptx --check=ptxas
 expect_grep '^ptxas: .*: ok \(cached\)$' "$T/err"
 [ "$(runs)" -eq 8 ] || fail "probe: ptxas ran $(runs) times, expected 8"
+# roundtrip --check=ptxas too: the module as it is, every entry
+expect_rc 0 "$D4R" roundtrip --check=ptxas small.ptx
+expect_grep '^ptxas: +-arch=sm_89 small.ptx: ok$' "$T/out"
+expect_rc 0 "$D4R" roundtrip --check=ptxas small.ptx
+expect_grep '^ptxas: +-arch=sm_89 small.ptx: ok \(cached\)$' "$T/out"
+[ "$(runs)" -eq 9 ] || fail "roundtrip: ptxas ran $(runs) times, expected 9"
 # no file but the entries in the cache folder (written whole, renamed)
 ls "$C" | grep -Eqv '^[0-9a-f]{64}$' && fail "not an entry in the cache folder: $(ls "$C")"
 exit 0
