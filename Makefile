@@ -1,6 +1,9 @@
 # d4r-splice - plain Makefile.  `make` builds build/d4r-splice.
 #
-#   make check       every test that needs no GPU
+#   make check       every test that needs no GPU, several at a time
+#                    (scripts/run-tests: -j from the CPU count, or
+#                    D4R_TEST_JOBS=N); one test or a few by name:
+#                    scripts/run-tests build cli/t1202 t0301 unit/test_file
 #   make check-gpu   the GPU tests (on a machine with the CUDA driver)
 #   make bench       throughput and timing figures
 #   make asan|ubsan  sanitizer builds (build-asan/, build-ubsan/) and their tests

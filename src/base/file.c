@@ -469,3 +469,19 @@ int mkdir_p(const char *path, Err *e)
 	free(p);
 	return rc;
 }
+
+char *user_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	StrBuf sb = STRBUF_INIT;
+	if (x && *x == '/') {
+		sb_addf(&sb, "%s/d4r-splice", x);
+		return sb.p;
+	}
+	const char *home = getenv("HOME");
+	if (home && *home) {
+		sb_addf(&sb, "%s/.cache/d4r-splice", home);
+		return sb.p;
+	}
+	return NULL;
+}

@@ -101,5 +101,9 @@ int write_file_atomic(const char *path, const void *p, size_t n, Err *e);
 /* Reads a whole file into a malloc'd buffer (NUL-terminated). */
 int read_file(const char *path, char **out, size_t *n, Err *e);
 int mkdir_p(const char *path, Err *e);
+/* The user's cache folder: $XDG_CACHE_HOME/d4r-splice (an absolute
+ * XDG_CACHE_HOME), else ~/.cache/d4r-splice, malloc'd; NULL when neither is
+ * known.  The JIT's images and ptxas's answers are kept there. */
+char *user_cache_dir(void);
 
 #endif

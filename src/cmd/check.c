@@ -414,7 +414,7 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	if (replay) { /* the recipes replay proves leave the list */
 		bool *proven = xcalloc(paths.n + 1, sizeof(bool));
-		char *cdir = gpu_cache_dir();
+		char *cdir = user_cache_dir();
 		CheckReplayOpts ro = {timeout, no_cache, cdir};
 		int crc = check_replay(&mf, lm.m, paths.v, paths.n, &ro, proven, &replay_worst, &e);
 		free(cdir);

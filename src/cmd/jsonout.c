@@ -135,7 +135,8 @@ void cmd_json_str_or_null(cJSON *o, const char *key, const char *s)
 		cJSON_AddNullToObject(o, key);
 }
 
-void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const StrBuf *log)
+void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted,
+                    const StrBuf *log, const PtxasCache *pc)
 {
 	if (!ran) {
 		cJSON_AddNullToObject(o, "ptxas");
@@ -146,6 +147,13 @@ void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const S
 		cJSON_AddStringToObject(pj, "arch", arch);
 	cJSON_AddBoolToObject(pj, "accepted", accepted);
 	cJSON_AddStringToObject(pj, "messages", log->p ? log->p : "");
+	cJSON_AddBoolToObject(pj, "cached", pc && pc->cached);
+	cmd_json_str_or_null(pj, "cache_key", pc && pc->key[0] ? pc->key : NULL);
+}
+
+const char *cmd_ptxas_cached(const PtxasCache *pc)
+{
+	return pc && pc->cached ? " (cached)" : "";
 }
 
 const char *cmd_path_shown(const char *path)

@@ -45,6 +45,7 @@
 
 #include "base/base.h"
 #include "base/strbuf.h"
+#include "splice/ptxas.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -97,8 +98,14 @@ void cmd_json_paths(cJSON *doc);
 void cmd_json_strn(cJSON *o, const char *key, const char *p, size_t n);
 /* o[key] = s, or null when s is NULL. */
 void cmd_json_str_or_null(cJSON *o, const char *key, const char *s);
-/* "ptxas": {"arch": ARCH (when not NULL), "accepted": ..., "messages": LOG}
- * into o, or null when ptxas did not run. */
-void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted, const StrBuf *log);
+/* "ptxas": {"arch": ARCH (when not NULL), "accepted": ..., "messages": LOG,
+ * "cached": whether the answer came from the cache, "cache_key": its key or
+ * null} into o (pc NULL: not cached, no key), or null when ptxas did not
+ * run. */
+void cmd_json_ptxas(cJSON *o, bool ran, const char *arch, bool accepted,
+                    const StrBuf *log, const PtxasCache *pc);
+/* " (cached)" when ptxas's answer came from the cache, else "": the text
+ * outputs' note after a ptxas verdict. */
+const char *cmd_ptxas_cached(const PtxasCache *pc);
 
 #endif

@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/numlist.h"
 #include "cmd.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include <cjson/cJSON.h>
@@ -76,7 +77,7 @@ int cmd_probe(int argc, char **argv)
 	const char *entry = NULL, *out = NULL, *at = "phase-end", *regs = "live-out";
 	const char *check = "none", *layout = NULL;
 	NumList phases = {0};
-	bool quiet = false, json = false, keep_rejected = false;
+	bool quiet = false, json = false, keep_rejected = false, no_cache = false;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
 	    OPT_STRING(0, "entry", &entry, "NAME",
@@ -97,6 +98,8 @@ int cmd_probe(int argc, char **argv)
 	    OPT_FLAG(0, "keep-rejected", &keep_rejected,
 	             "with --check=ptxas: write a module ptxas rejects to -o all the same "
 	             "(default: beside it, as NAME.rejected.ptx)"),
+	    OPT_FLAG(0, "no-cache", &no_cache,
+	             "with --check=ptxas: run ptxas, not its cached answer"),
 	    OPT_FLAG('q', "quiet", &quiet, "no summary on standard error"),
 	    OPT_FLAG(0, "json", &json, "the summary as one JSON object (not with -o -)"),
 	    OPT_END(),
@@ -122,6 +125,9 @@ int cmd_probe(int argc, char **argv)
 	if (!rc && keep_rejected && strcmp(check, "ptxas"))
 		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		              opt_given(&op, "keep-rejected"));
+	if (!rc && no_cache && strcmp(check, "ptxas"))
+		rc = opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		              opt_given(&op, "no-cache"));
 	if (rc) {
 		numlist_release(&phases);
 		return rc;
@@ -135,6 +141,7 @@ int cmd_probe(int argc, char **argv)
 	ProbeResult res = {0};
 	StrBuf log = STRBUF_INIT, sel = STRBUF_INIT;
 	char *written = NULL;
+	PtxasCache pc = {.no_cache = no_cache};
 	rc = EXIT_ERROR;
 	/* the outputs, checked before any work: never the module it reads */
 	file_input_add(argv[0], "module");
@@ -208,13 +215,14 @@ int cmd_probe(int argc, char **argv)
 		}
 		char *ename = xstrndup(fname.p, fname.n);
 		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, ename, NULL,
-		                        "instrumented", &log, &e);
+		                        "instrumented", &pc, &log, &e);
 		free(ename);
 		if (ptxas_rc < 0)
 			goto fail;
 		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s\n", arch,
-			        (int)fname.n, fname.p, ptxas_rc ? "REJECTED" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %.*s: %s%s\n", arch,
+			        (int)fname.n, fname.p, ptxas_rc ? "REJECTED" : "ok",
+			        cmd_ptxas_cached(&pc));
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -255,7 +263,7 @@ int cmd_probe(int argc, char **argv)
 		cmd_json_str_or_null(o, "rejected", ptxas_rc ? written : NULL);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
 		cmd_json_str_or_null(o, "layout", layout);
-		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log, &pc);
 		cmd_json_print(o, rc);
 	}
 	goto done;

@@ -29,6 +29,7 @@
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/native.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 #include "splice/template.h"
 
@@ -56,6 +57,7 @@ static bool exists(const char *p)
 
 typedef struct {
 	const char *corpus, *module, *entry, *ptx, *arch;
+	bool no_cache; /* recipe check: ptxas runs, its cached answer is not used */
 } Common;
 
 /* The options both sub-verbs take: where the files are. */
@@ -124,6 +126,7 @@ typedef struct {
 	const char *tpl_text;
 	size_t tpl_len;
 	char arch_used[64]; /* out: the -arch ptxas ran with ("" without ptxas) */
+	PtxasCache pc;      /* in: no_cache; out: whether the answer was cached */
 } CheckArgs;
 
 /*
@@ -150,12 +153,12 @@ static int check_recipe(const Recipe *r, CheckArgs *a, SpliceResult *res, StrBuf
 	else if (splice_module_arch(a->m, arch, sizeof a->arch_used) < 0)
 		return err_set(e, "%s: no .target: give --arch", a->module_name);
 	int pr = splice_ptxas(res->text.p, res->text.n, arch, a->entry, res,
-	                      a->module_name, log, e);
+	                      a->module_name, &a->pc, log, e);
 	if (pr < 0)
 		return -1;
 	if (pr)
-		return err_set(e, "%s: ptxas -arch=%s rejects the spliced module:\n%s",
-		               r->path, arch, log->p ? log->p : "");
+		return err_set(e, "%s: ptxas -arch=%s rejects the spliced module%s:\n%s",
+		               r->path, arch, cmd_ptxas_cached(&a->pc), log->p ? log->p : "");
 	return 0;
 }
 
@@ -465,9 +468,10 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		goto fail;
 	CheckArgs ca = {m,          loc.entry, map_name(loc.module_path), c->ptx, c->arch,
 	                ptxas != 0, false};
+	ca.pc.no_cache = c->no_cache;
 	if (check_recipe(&r, &ca, &res, &log, &e) < 0)
 		goto fail;
-	const char *verdict = ptxas ? ", ptxas ok" : "";
+	const char *verdict = ptxas ? (ca.pc.cached ? ", ptxas ok (cached)" : ", ptxas ok") : "";
 	if (row) {
 		cJSON_AddStringToObject(row, "result", "ok");
 		cJSON_AddItemToObject(row, "stmt_range", cmd_json_range(res.first, res.last));
@@ -476,7 +480,7 @@ static int check_one(const char *path, const Common *c, int ptxas, StrBuf *out, 
 		cJSON_AddNumberToObject(row, "live_in", res.n_live_in);
 		cJSON_AddNumberToObject(row, "live_out", res.n_live_out);
 		/* the one "ptxas" object (jsonout.h), as splice and probe print it */
-		cmd_json_ptxas(row, ptxas, ca.arch_used, true, &log);
+		cmd_json_ptxas(row, ptxas, ca.arch_used, true, &log, &ca.pc);
 		cJSON_AddNullToObject(row, "message");
 	}
 	sb_addf(out, "ok    %s: s%u..s%u (%u mma), %s, %u live-in, %u live-out%s\n", path, res.first,
@@ -550,6 +554,8 @@ static int recipe_check(int argc, char **argv)
 		             "with --check=ptxas: the target (default .target)"),
 		OPT_UINT(0, "jobs", &jobs, "N", 1, 256,
 		         "check N recipes at a time (default 1)"),
+		OPT_FLAG(0, "no-cache", &c.no_cache,
+		         "with --check=ptxas: run ptxas, not its cached answer"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "json", &json, "one JSON object, a row per recipe"),
 		OPT_END(),
@@ -563,6 +569,9 @@ static int recipe_check(int argc, char **argv)
 	if (opt_given(&op, "arch") && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "arch"));
+	if (c.no_cache && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "no-cache"));
 	c.arch = opt_given(&op, "arch") ? arch.name : NULL;
 	bool ptxas = !strcmp(check, "ptxas");
 	StrBuf *out = xcalloc((size_t)nargs, sizeof(StrBuf)), *err = xcalloc((size_t)nargs, sizeof(StrBuf));

@@ -72,7 +72,7 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 	    replay_state_key(red.p, red.n, mf, key, e) < 0)
 		goto out;
 	bool have = false;
-	if (!no_cache && (dir = gpu_cache_dir())) {
+	if (!no_cache && (dir = user_cache_dir())) {
 		size_t n = strlen(dir) + 96;
 		path = xmalloc(n);
 		snprintf(path, n, "%s/replay/%s.state", dir, key);
@@ -297,6 +297,7 @@ int cmd_replay(int argc, char **argv)
 	StrBuf text = STRBUF_INIT, mod = STRBUF_INIT, log = STRBUF_INIT;
 	char arch[64] = "";
 	int ptxas_rc = -1;
+	PtxasCache pc = {.no_cache = no_cache};
 	rc = EXIT_ERROR;
 
 	if (mf_load_layer(argv[0], corpus, &mf, &e) < 0 ||
@@ -361,13 +362,13 @@ int cmd_replay(int argc, char **argv)
 				    module_path);
 				goto fail;
 			}
-			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay",
+			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay", &pc,
 			                        &log, &e);
 			if (ptxas_rc < 0)
 				goto fail;
 			if (!json)
-				fprintf(stderr, "ptxas:     -arch=%s: %s\n", arch,
-				        ptxas_rc ? "REJECTED" : "ok");
+				fprintf(stderr, "ptxas:     -arch=%s: %s%s\n", arch,
+				        ptxas_rc ? "REJECTED" : "ok", cmd_ptxas_cached(&pc));
 			if (log.n && !json)
 				fprintf(stderr, "%s", log.p);
 		}
@@ -403,7 +404,7 @@ int cmd_replay(int argc, char **argv)
 		if (emit) {
 			cJSON_AddStringToObject(o, "output", emit);
 			cJSON_AddNumberToObject(o, "bytes", (double)mod.n);
-			cmd_json_ptxas(o, ptxas_rc >= 0, arch, ptxas_rc == 0, &log);
+			cmd_json_ptxas(o, ptxas_rc >= 0, arch, ptxas_rc == 0, &log, &pc);
 		}
 		cmd_json_print(o, rc);
 	}

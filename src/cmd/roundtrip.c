@@ -6,6 +6,9 @@
  * also re-renders every statement from its parsed parts, so a statement whose
  * operands were misread fails even though the emitted bytes would match.
  * "-" reads standard input.  --json gives one object, a row per file.
+ * With --check=ptxas, a file that round-trips is also given to ptxas, every
+ * entry (its answer cached, as splice's: splice/ptxas.h), so that a module
+ * of the corpus is proven both parsed losslessly and valid PTX.
  */
 #include "base/err.h"
 #include "base/file.h"
@@ -13,6 +16,8 @@
 #include "ptx/emit.h"
 #include "ptx/opcheck.h"
 #include "ptx/parse.h"
+#include "splice/ptxas.h"
+#include "splice/splice.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -70,12 +75,15 @@ static void file_error(cJSON *row, const char *msg)
 	cJSON_AddNullToObject(row, "statements");
 	cJSON_AddNullToObject(row, "mma");
 	cJSON_AddNullToObject(row, "parse_ms");
+	cJSON_AddNullToObject(row, "ptxas");
 	cJSON_AddStringToObject(row, "message", msg);
 }
 
 int cmd_roundtrip(int argc, char **argv)
 {
-	bool stats = false, no_verify = false, json = false, opcodes = false;
+	bool stats = false, no_verify = false, json = false, opcodes = false, no_cache = false;
+	const char *check = "none";
+	OptArch arch_o = {0};
 	int rc = EXIT_OK;
 	const Opt opts[] = {
 		OPT_FLAG(0, "stats", &stats,
@@ -84,6 +92,12 @@ int cmd_roundtrip(int argc, char **argv)
 		         "compare the bytes only; skip the model's self-check"),
 		OPT_FLAG(0, "opcodes", &opcodes,
 		         "also check every opcode against the PTX ISA (as templates are)"),
+		OPT_CHOICE_OPTARG("check", &check, "ptxas|none", "ptxas",
+		                  "ptxas: also give each file to ptxas (default none)"),
+		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
+		             "with --check=ptxas: the target (default .target)"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "with --check=ptxas: run ptxas, not its cached answer"),
 		OPT_FLAG(0, "json", &json, "one JSON object, a row per file"),
 		OPT_END(),
 	};
@@ -93,6 +107,11 @@ int cmd_roundtrip(int argc, char **argv)
 		return op.status;
 	if (!nfiles)
 		return opt_usage_error(&op, "no PTX file given");
+	bool ptxas = !strcmp(check, "ptxas");
+	if (!ptxas && (opt_given(&op, "arch") || no_cache))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "arch") ? opt_given(&op, "arch")
+		                                       : opt_given(&op, "no-cache"));
 	bool verify = !no_verify;
 	cJSON *doc = json ? cJSON_CreateObject() : NULL;
 	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
@@ -158,6 +177,30 @@ int cmd_roundtrip(int argc, char **argv)
 			why = err_msg(&e);
 			rc = EXIT_ERROR;
 		}
+		/* ptxas, on a file that round-trips: every entry, the module's
+		 * target or --arch */
+		StrBuf log = STRBUF_INIT;
+		PtxasCache pc = {.no_cache = no_cache};
+		char arch[64] = "";
+		int pr = -1;
+		if (ptxas && result[0] == 'i') {
+			if (opt_given(&op, "arch"))
+				snprintf(arch, sizeof arch, "%s", arch_o.name);
+			else if (splice_module_arch(m, arch, sizeof arch) < 0)
+				err_set(&e, "%s: no .target: give --arch", map_name(argv[i]));
+			if (arch[0])
+				pr = splice_ptxas(mf.p, mf.n, arch, NULL, NULL, map_name(argv[i]), &pc,
+				                  &log, &e);
+			if (pr != 0) {
+				result = "error";
+				why = pr > 0 ? "ptxas rejects it" : err_msg(&e);
+				rc = EXIT_ERROR;
+				fprintf(stderr, "d4r-splice: %s: %s%s\n%s", map_name(argv[i]), why,
+				        pr > 0 ? cmd_ptxas_cached(&pc) : "", log.p ? log.p : "");
+			} else if (!row)
+				printf("ptxas:     -arch=%s %s: ok%s\n", arch, map_name(argv[i]),
+				       cmd_ptxas_cached(&pc));
+		}
 		n_same += result[0] == 'i';
 		n_differ += result[0] == 'D';
 		n_error += result[0] == 'e';
@@ -171,12 +214,14 @@ int cmd_roundtrip(int argc, char **argv)
 			cJSON_AddNumberToObject(row, "statements", (double)nst);
 			cJSON_AddNumberToObject(row, "mma", m->nmma);
 			cJSON_AddNumberToObject(row, "parse_ms", (t1 - t0) * 1e3);
+			cmd_json_ptxas(row, pr >= 0, arch, pr == 0, &log, &pc);
 			cmd_json_str_or_null(row, "message", why);
 		} else if (stats) {
 			const char *base = strrchr(map_name(argv[i]), '/');
 			printf("%-40s %10zu %6zu %9zu %7u %9.2f %s\n", base ? base + 1 : map_name(argv[i]), mf.n, nf,
 			       nst, m->nmma, (t1 - t0) * 1e3, result);
 		}
+		sb_release(&log);
 		mod_free(m);
 		map_close(&mf);
 		err_release(&e);

@@ -21,6 +21,7 @@
 #include "ptx/parse.h"
 #include "splice/locate.h"
 #include "splice/multi.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include "ana/ana.h"
@@ -95,6 +96,7 @@ static unsigned log_lines(const StrBuf *log)
 /* Where each phase's spliced region lies in a module spliced many times:
  * its output lines [line, line + nlines), from the splices' own line maps. */
 typedef struct {
+	const char *func;            /* the function */
 	uint32_t phase, first, last; /* the phase and its cut */
 	int64_t line;                /* output line of the region's first line */
 	uint32_t nlines;
@@ -102,25 +104,30 @@ typedef struct {
 typedef VEC(Region) RegionVec;
 
 /* Records the region of a splice made into text whose earlier splices all
- * lie after it (phases are spliced from the last to the first): those
- * regions move by the lines this splice added. */
-static void region_add(RegionVec *rv, const SpliceResult *res, uint32_t phase,
-                       uint32_t first, uint32_t last)
+ * lie after it (functions and their phases are spliced from the last to the
+ * first): those regions move by the lines this splice added. */
+static void region_add(RegionVec *rv, const SpliceResult *res, const char *func,
+                       uint32_t phase, uint32_t first, uint32_t last)
 {
 	for (size_t i = 0; i < rv->n; i++)
 		rv->v[i].line += res->line_delta;
-	Region r = {phase, first, last, res->region_line, (uint32_t)res->line_map.n};
+	Region r = {func, phase, first, last, res->region_line, (uint32_t)res->line_map.n};
 	VEC_PUSH(*rv, r);
 }
 
-/* Names the spliced region that holds output line `line`. */
-static void region_of_line(const RegionVec *rv, unsigned line, StrBuf *out)
+/* Names the spliced region that holds output line `line` (with its
+ * function when the module has spliced regions of several). */
+static void region_of_line(const RegionVec *rv, bool several, unsigned line, StrBuf *out)
 {
 	for (size_t i = 0; i < rv->n; i++) {
 		const Region *r = &rv->v[i];
 		if (line >= r->line && line < r->line + r->nlines) {
-			sb_addf(out, " [in the region of phase %u, s%u..s%u]", r->phase, r->first,
-			        r->last);
+			if (several)
+				sb_addf(out, " [in the region of phase %u of %s, s%u..s%u]", r->phase,
+				        r->func, r->first, r->last);
+			else
+				sb_addf(out, " [in the region of phase %u, s%u..s%u]", r->phase, r->first,
+				        r->last);
 			return;
 		}
 	}
@@ -128,12 +135,16 @@ static void region_of_line(const RegionVec *rv, unsigned line, StrBuf *out)
 }
 
 /*
- * --every-phase --together: every phase of an entry spliced into one module,
- * one after the other (a splice renames registers and adds declarations and
- * braces, never statements, so the statement numbers of the next phase stay
- * the same; each step re-parses the text it produced), then one ptxas run
- * per entry.  The same proof as one module per phase, for a fraction of the
- * ptxas time on big kernels.
+ * --every-phase --together: every phase of every function spliced into one
+ * module, one after the other, from the module's last function and phase to
+ * its first (a splice renames registers and adds declarations and braces,
+ * never statements, so the statement numbers of the next phase stay the
+ * same, and the regions already made lie after the next one; each step
+ * re-parses the text it produced), then one ptxas run for the module, with
+ * -e naming every spliced entry (ptxas compiles each entry alone, as it
+ * would one module per entry; a .func spliced: the whole module).  The
+ * same proof as one module per phase, for a fraction of the ptxas time on
+ * big kernels: ptxas reads the module once, not once per entry.
  */
 /* The recipe --every-phase splices: built-in template `tname` over
  * [first, last] of f, its guard the sha256 of that text (into hex, which the
@@ -197,170 +208,216 @@ static void cut_row(cJSON *cuts, unsigned phase, uint32_t first, uint32_t last,
 	cJSON_AddItemToArray(cuts, o);
 }
 
+/* One function of --every-phase --together. */
+typedef struct {
+	const Func *f0;      /* in the module as read */
+	char *name;
+	PhaseList pl;
+	unsigned ok, skip;
+	const char *why;     /* why the function fails, or NULL */
+	StrBuf lines;        /* its lines of text output, printed in module order */
+	cJSON *row, *cuts;   /* --json */
+} TogetherFunc;
+
+/* Splices every phase of t->f0, last to first, into cur (a splice that
+ * fails leaves cur as it was).  Returns the splices attempted. */
+static unsigned together_func(TogetherFunc *t, const char *module_path, const char *tname,
+                              StrBuf *cur, RegionVec *regions, Err *e)
+{
+	unsigned n = 0;
+	for (size_t p = t->pl.n; p-- > 0 && !t->why;) {
+		Module *m = ptx_parse(map_name(module_path), cur->p, cur->n, e);
+		if (!m) {
+			t->why = "the spliced text does not parse";
+			break;
+		}
+		const Func *f = mod_func_find(m, str_c(t->name));
+		const Phase *ph = &t->pl.v[p];
+		Recipe r;
+		char hex[65];
+		builtin_recipe(m, f, ph->first, ph->last, tname, hex, &r);
+		SpliceResult res;
+		memset(&res, 0, sizeof res);
+		SpliceRequest req = {m, t->name, &r, NULL, false};
+		n++;
+		int src = splice_run(&req, &res, e);
+		if (src < 0 && res.refused) {
+			sb_addf(&t->lines, "skip  %s phase %u s%u..s%u: %s\n", t->name, ph->number,
+			        r.first, r.last, err_msg(e));
+			cut_row(t->cuts, ph->number, r.first, r.last, "skip", err_msg(e));
+			t->skip++;
+		} else if (src < 0) {
+			sb_addf(&t->lines, "FAIL  %s phase %u s%u..s%u: %s\n", t->name, ph->number,
+			        r.first, r.last, err_msg(e));
+			cut_row(t->cuts, ph->number, r.first, r.last, "fail", err_msg(e));
+			t->why = "a splice failed";
+		} else if (!outside_kept(&res, m, f, r.first, r.last, cur->p, cur->n)) {
+			sb_addf(&t->lines, "FAIL  %s phase %u: bytes outside the cut changed\n", t->name,
+			        ph->number);
+			cut_row(t->cuts, ph->number, r.first, r.last, "fail",
+			        "bytes outside the cut changed");
+			t->why = "bytes outside a cut changed";
+		} else {
+			t->ok++;
+			cut_row(t->cuts, ph->number, r.first, r.last, "ok", NULL);
+			region_add(regions, &res, t->name, ph->number, r.first, r.last);
+			sb_reset(cur);
+			sb_addn(cur, res.text.p, res.text.n);
+		}
+		err_release(e);
+		splice_result_release(&res);
+		mod_free(m);
+	}
+	return n;
+}
+
 static int every_phase_together(const char *module_path, const char *entry_opt, const char *tname,
-                                const char *check, const char *arch_opt, bool json)
+                                const char *check, const char *arch_opt, bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
 	if (cmd_load_module(module_path, &lm) < 0)
 		return EXIT_ERROR;
 	const Module *m0 = lm.m;
-	const MapFile mf = lm.mf;
 	char arch[64];
 	check_arch(m0, arch_opt, arch);
-	unsigned n = 0, failed = 0, nentries = 0, skipped = 0, spliced = 0;
+	unsigned n = 0, failed = 0, skipped = 0, spliced = 0;
 	double t0 = now_seconds();
 	cJSON *doc = json ? cJSON_CreateObject() : NULL;
 	cJSON *rows = doc ? cJSON_AddArrayToObject(doc, "functions") : NULL;
+	TogetherFunc *fs = xcalloc(m0->funcs.n ? m0->funcs.n : 1, sizeof *fs);
+	size_t nf = 0;
 	for (size_t fi = 0; fi < m0->funcs.n; fi++) {
 		const Func *f0 = &m0->funcs.v[fi];
 		if (!every_phase_func(m0, f0, entry_opt))
 			continue;
-		Str fname = mod_str(m0, f0->name);
-		char *ename = xstrndup(fname.p, fname.n);
-		PhaseList pl;
-		ana_phase_find(m0, f0, 0, &pl);
-		if (!pl.n) {
-			free(ename);
+		TogetherFunc *t = &fs[nf];
+		ana_phase_find(m0, f0, 0, &t->pl);
+		if (!t->pl.n) {
+			phases_release(&t->pl);
 			continue;
 		}
-		nentries++;
-		cJSON *frow = NULL, *cuts = NULL;
+		Str fname = mod_str(m0, f0->name);
+		t->f0 = f0;
+		t->name = xstrndup(fname.p, fname.n);
 		if (rows) {
-			frow = cJSON_CreateObject();
-			cJSON_AddStringToObject(frow, "function", ename);
-			cJSON_AddNumberToObject(frow, "phases", (double)pl.n);
-			cuts = cJSON_AddArrayToObject(frow, "cuts");
-			cJSON_AddItemToArray(rows, frow);
+			t->row = cJSON_CreateObject();
+			cJSON_AddStringToObject(t->row, "function", t->name);
+			cJSON_AddNumberToObject(t->row, "phases", (double)t->pl.n);
+			t->cuts = cJSON_AddArrayToObject(t->row, "cuts");
+			cJSON_AddItemToArray(rows, t->row);
 		}
-		/* the current text: starts as the module's bytes */
-		StrBuf cur = STRBUF_INIT;
-		sb_addn(&cur, mf.p, mf.n);
-		RegionVec regions = {0};
-		unsigned ok = 0, skip = 0;
-		const char *why = NULL;
-		for (size_t p = pl.n; p-- > 0 && !why;) {
-			Module *m = ptx_parse(map_name(module_path), cur.p, cur.n, &e);
-			if (!m) {
-				why = "the spliced text does not parse";
-				break;
-			}
-			const Func *f = mod_func_find(m, str_c(ename));
-			Recipe r;
-			char hex[65];
-			builtin_recipe(m, f, pl.v[p].first, pl.v[p].last, tname, hex, &r);
-			SpliceResult res;
-			memset(&res, 0, sizeof res);
-			SpliceRequest req = {m, ename, &r, NULL, false};
-			n++;
-			int src = splice_run(&req, &res, &e);
-			if (src < 0 && res.refused) {
-				if (!rows)
-					printf("skip  %s phase %u s%u..s%u: %s\n", ename,
-					       pl.v[p].number, r.first, r.last, err_msg(&e));
-				cut_row(cuts, pl.v[p].number, r.first, r.last, "skip", err_msg(&e));
-				skip++;
-			} else if (src < 0) {
-				if (!rows)
-					printf("FAIL  %s phase %u s%u..s%u: %s\n", ename,
-					       pl.v[p].number, r.first, r.last, err_msg(&e));
-				cut_row(cuts, pl.v[p].number, r.first, r.last, "fail", err_msg(&e));
-				failed++;
-				why = "a splice failed";
-			} else {
-				if (!outside_kept(&res, m, f, r.first, r.last, cur.p, cur.n)) {
-					if (!rows)
-						printf("FAIL  %s phase %u: bytes outside the cut changed\n",
-						       ename, pl.v[p].number);
-					cut_row(cuts, pl.v[p].number, r.first, r.last, "fail",
-					        "bytes outside the cut changed");
-					failed++;
-					why = "bytes outside a cut changed";
-				} else {
-					ok++;
-					cut_row(cuts, pl.v[p].number, r.first, r.last, "ok", NULL);
-					region_add(&regions, &res, pl.v[p].number, r.first, r.last);
-					sb_reset(&cur);
-					sb_addn(&cur, res.text.p, res.text.n);
-				}
-			}
-			splice_result_release(&res);
-			mod_free(m);
-		}
-		const char *verdict = "";
-		char vbuf[64];
-		StrBuf log = STRBUF_INIT;
-		bool show_log = false;
-		if (!why && ok && !strcmp(check, "ptxas")) {
-			int pr = splice_ptxas(cur.p, cur.n, arch, ptxas_entry(f0, ename),
-			                      NULL, "spliced", &log, &e);
-			if (pr < 0) {
-				if (!rows)
-					printf("FAIL  %s: %s\n", ename, err_msg(&e));
-				failed++;
-				why = "ptxas did not run";
-			} else if (pr) {
-				why = "ptxas rejects the module";
-				/* name the region of each message's line */
-				if (!rows)
-					printf("FAIL  %s: ptxas rejects the module with %zu phases "
-					       "spliced:\n",
-					       ename, pl.n);
-				StrBuf named = STRBUF_INIT;
-				for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
-					nl = strchr(q, '\n');
-					StrBuf l = STRBUF_INIT;
-					sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
-					char *at = strstr(l.p, "spliced:");
-					if (at)
-						region_of_line(&regions, (unsigned)strtoul(at + 8, NULL, 10), &l);
-					if (!rows)
-						printf("      %s\n", l.p);
-					sb_addf(&named, "%s\n", l.p);
-					sb_release(&l);
-					if (!nl)
-						break;
-				}
-				sb_release(&log);
-				log = named;
-				failed++;
-			} else if (log.n) {
-				snprintf(vbuf, sizeof vbuf,
-				         ", ptxas accepts it with %u messages:",
-				         log_lines(&log));
-				verdict = vbuf;
-				show_log = true;
-			} else
-				verdict = ", ptxas ok";
-		}
-		if (frow) {
-			cJSON_AddNumberToObject(frow, "spliced", ok);
-			cJSON_AddNumberToObject(frow, "skipped", skip);
-			cJSON_AddStringToObject(frow, "result", why ? "fail" : ok ? "ok" : "none");
-			cmd_json_ptxas(frow, !strcmp(check, "ptxas") && ok && (!why || log.n), NULL,
-			               !why, &log);
-			cmd_json_str_or_null(frow, "message", why);
-		} else if (!why && ok) {
-			if (skip)
-				printf("ok    %s: %u of %zu phases spliced together "
-				       "(%s), %u skipped%s\n",
-				       ename, ok, pl.n, tname, skip, verdict);
-			else
-				printf("ok    %s: %u of %zu phases spliced together "
-				       "(%s)%s\n",
-				       ename, ok, pl.n, tname, verdict);
-			if (show_log)
-				ptxas_messages(&log);
-		}
-		sb_release(&log);
-		spliced += ok;
-		skipped += skip;
-		fflush(stdout);
-		sb_release(&cur);
-		VEC_FREE(regions);
-		phases_release(&pl);
-		free(ename);
+		nf++;
 	}
+	/* the current text: starts as the module's bytes; the last function
+	 * first, so that every region made lies after the next splice */
+	StrBuf cur = STRBUF_INIT;
+	sb_addn(&cur, lm.mf.p, lm.mf.n);
+	RegionVec regions = {0};
+	for (size_t i = nf; i-- > 0;)
+		n += together_func(&fs[i], module_path, tname, &cur, &regions, &e);
+
+	/* one ptxas run: -e every entry spliced whole, or the module when a
+	 * .func is among them */
+	StrBuf entries = STRBUF_INIT, log = STRBUF_INIT;
+	bool whole = false;
+	unsigned checked = 0;
+	size_t nphases = 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (fs[i].why || !fs[i].ok)
+			continue;
+		if (!ptxas_entry(fs[i].f0, fs[i].name))
+			whole = true;
+		sb_addf(&entries, "%s%s", checked ? "," : "", fs[i].name);
+		checked++;
+		nphases += fs[i].pl.n;
+	}
+	const char *pwhy = NULL; /* why the module fails ptxas */
+	char verdict[96] = "";
+	bool show_log = false, ran = false;
+	PtxasCache pc = {.no_cache = no_cache};
+	if (checked && !strcmp(check, "ptxas")) {
+		int pr = splice_ptxas(cur.p, cur.n, arch, whole ? NULL : entries.p, NULL, "spliced",
+		                      &pc, &log, &e);
+		ran = pr >= 0;
+		if (pr < 0) {
+			sb_reset(&log);
+			sb_adds(&log, err_msg(&e));
+			pwhy = "ptxas did not run";
+		} else if (pr) {
+			pwhy = "ptxas rejects the module";
+			/* name the region of each message's line */
+			StrBuf named = STRBUF_INIT;
+			for (char *q = log.p, *nl; q && *q; q = nl ? nl + 1 : NULL) {
+				nl = strchr(q, '\n');
+				StrBuf l = STRBUF_INIT;
+				sb_addn(&l, q, nl ? (size_t)(nl - q) : strlen(q));
+				char *at = strstr(l.p, "spliced:");
+				if (at)
+					region_of_line(&regions, checked > 1,
+					               (unsigned)strtoul(at + 8, NULL, 10), &l);
+				sb_addf(&named, "%s\n", l.p);
+				sb_release(&l);
+				if (!nl)
+					break;
+			}
+			sb_release(&log);
+			log = named;
+		} else if (log.n) {
+			snprintf(verdict, sizeof verdict, ", ptxas accepts it with %u messages%s:",
+			         log_lines(&log), cmd_ptxas_cached(&pc));
+			show_log = true;
+		} else
+			snprintf(verdict, sizeof verdict, ", ptxas ok%s", cmd_ptxas_cached(&pc));
+	}
+
+	for (size_t i = 0; i < nf; i++) {
+		TogetherFunc *t = &fs[i];
+		bool in_ptxas = !t->why && t->ok;
+		const char *why = t->why ? t->why : in_ptxas ? pwhy : NULL;
+		failed += why != NULL;
+		spliced += t->ok;
+		skipped += t->skip;
+		if (t->row) {
+			cJSON_AddNumberToObject(t->row, "spliced", t->ok);
+			cJSON_AddNumberToObject(t->row, "skipped", t->skip);
+			cJSON_AddStringToObject(t->row, "result", why ? "fail" : t->ok ? "ok" : "none");
+			cmd_json_ptxas(t->row, in_ptxas && ran, NULL, !pwhy, &log, &pc);
+			cmd_json_str_or_null(t->row, "message", why);
+			continue;
+		}
+		fputs(t->lines.p ? t->lines.p : "", stdout);
+		if (why || !t->ok)
+			continue;
+		if (t->skip)
+			printf("ok    %s: %u of %zu phases spliced together (%s), %u skipped%s\n", t->name,
+			       t->ok, t->pl.n, tname, t->skip, verdict);
+		else
+			printf("ok    %s: %u of %zu phases spliced together (%s)%s\n", t->name, t->ok,
+			       t->pl.n, tname, verdict);
+	}
+	if (!rows && pwhy) {
+		if (ran)
+			printf("FAIL  %s: ptxas rejects the module with %zu phases spliced%s:\n",
+			       entries.p, nphases, cmd_ptxas_cached(&pc));
+		else
+			printf("FAIL  %s: %s\n", entries.p, log.p);
+		if (ran)
+			ptxas_messages(&log);
+	} else if (!rows && show_log)
+		ptxas_messages(&log);
+	fflush(stdout);
+	for (size_t i = 0; i < nf; i++) {
+		free(fs[i].name);
+		phases_release(&fs[i].pl);
+		sb_release(&fs[i].lines);
+	}
+	free(fs);
+	sb_release(&entries);
+	sb_release(&log);
+	sb_release(&cur);
+	VEC_FREE(regions);
+
 	char skips[48] = "";
 	if (skipped)
 		snprintf(skips, sizeof skips, ", %u skipped", skipped);
@@ -382,9 +439,9 @@ static int every_phase_together(const char *module_path, const char *entry_opt, 
 		err_release(&e);
 		return rc;
 	}
-	printf("%s: %u function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
-	       module_path, nentries, nentries == 1 ? "" : "s", n - skipped, tname, skips,
-	       failed, now_seconds() - t0);
+	printf("%s: %zu function%s, %u splices (%s, together)%s, %u failed, %.1f s\n",
+	       module_path, nf, nf == 1 ? "" : "s", n - skipped, tname, skips, failed,
+	       now_seconds() - t0);
 	if (!failed && !spliced)
 		printf("%s: nothing was spliced (%u phases skipped): nothing is proven\n",
 		       module_path, skipped);
@@ -426,7 +483,7 @@ static cJSON *phase_row(cJSON *rows, const char *ename, unsigned phase, uint32_t
 }
 
 static int every_phase(const char *module_path, const char *entry_opt, const char *tname,
-                       const char *check, const char *arch_opt, bool json)
+                       const char *check, const char *arch_opt, bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	LoadedModule lm;
@@ -468,6 +525,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 			const char *why = NULL;
 			StrBuf log = STRBUF_INIT;
 			bool ptxas = !strcmp(check, "ptxas");
+			PtxasCache pc = {.no_cache = no_cache};
 			if (rc < 0 && res.refused) {
 				skipped++;
 				n--;
@@ -495,20 +553,20 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 					int pr =
 					    splice_ptxas(res.text.p, res.text.n, arch,
 					                 ptxas_entry(f, ename), &res,
-					                 map_name(module_path), &log, &e);
+					                 map_name(module_path), &pc, &log, &e);
 					if (pr < 0)
 						why = err_msg(&e);
 					else if (pr)
 						why = log.p ? log.p : "ptxas rejects it";
 				}
 			}
-			char verdict[64] = "";
+			char verdict[80] = "";
 			if (ptxas && log.n)
 				snprintf(verdict, sizeof verdict,
-				         ", ptxas accepts it with %u messages:",
-				         log_lines(&log));
+				         ", ptxas accepts it with %u messages%s:",
+				         log_lines(&log), cmd_ptxas_cached(&pc));
 			else if (ptxas)
-				snprintf(verdict, sizeof verdict, ", ptxas ok");
+				snprintf(verdict, sizeof verdict, ", ptxas ok%s", cmd_ptxas_cached(&pc));
 			progress_hide(pg);
 			if (rows) {
 				cJSON *o = phase_row(rows, ename, pl.v[p].number, r.first, r.last,
@@ -519,7 +577,7 @@ static int every_phase(const char *module_path, const char *entry_opt, const cha
 				cJSON_AddNumberToObject(o, "live_out", res.n_live_out);
 				cJSON_AddNumberToObject(o, "renamed", res.n_renamed);
 				cJSON_AddNumberToObject(o, "splice_ms", dt * 1e3);
-				cmd_json_ptxas(o, ptxas && rc == 0 && (!why || log.n), NULL, !why, &log);
+				cmd_json_ptxas(o, ptxas && rc == 0 && (!why || log.n), NULL, !why, &log, &pc);
 				cmd_json_str_or_null(o, "message", why);
 			} else if (why) {
 				failed++;
@@ -587,7 +645,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
                          const char *corpus, const char *module_opt, const char *entry_opt,
                          const char *out_opt, const char *check, const char *arch_opt,
                          const char *ptx_root, bool force, bool keep_rejected, bool quiet,
-                         bool json)
+                         bool no_cache, bool json)
 {
 	Err e = ERR_INIT;
 	int rc = EXIT_ERROR;
@@ -631,6 +689,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 	if (!quiet)
 		fprintf(stderr, "%s", res.summary.p);
 	int ptxas_rc = 0;
+	PtxasCache pc = {.no_cache = no_cache};
 	if (!strcmp(check, "ptxas")) {
 		check_arch(lm.m, arch_opt, arch);
 		if (!arch[0]) {
@@ -638,12 +697,12 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 			        loc.module_path);
 			goto fail;
 		}
-		ptxas_rc = splice_many_ptxas(&res, arch, loc.entry, loc.module_path, &log, &e);
+		ptxas_rc = splice_many_ptxas(&res, arch, loc.entry, loc.module_path, &pc, &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
 		if (!quiet || ptxas_rc)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch, loc.entry,
-			        ptxas_rc ? "REJECTED" : "ok");
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s%s\n", arch, loc.entry,
+			        ptxas_rc ? "REJECTED" : "ok", cmd_ptxas_cached(&pc));
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -673,7 +732,7 @@ static int splice_phases(const char *layer, const char *phases, const char *vari
 		cJSON_AddStringToObject(o, "output", name.p);
 		cmd_json_str_or_null(o, "rejected", ptxas_rc ? written : NULL);
 		cJSON_AddNumberToObject(o, "bytes", (double)res.text.n);
-		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log);
+		cmd_json_ptxas(o, arch[0] != 0, arch, ptxas_rc == 0, &log, &pc);
 		cmd_json_print(o, rc);
 	}
 	goto done;
@@ -700,7 +759,7 @@ done:
  * null when it did not run). */
 static int splice_json(const char *recipe, const Located *loc, const SpliceResult *res,
                        const char *out, const char *rejected, const char *arch, int ptxas_rc,
-                       const StrBuf *log, int rc)
+                       const StrBuf *log, const PtxasCache *pc, int rc)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "recipe", recipe);
@@ -718,7 +777,7 @@ static int splice_json(const char *recipe, const Located *loc, const SpliceResul
 	cJSON_AddStringToObject(o, "output", out);
 	cmd_json_str_or_null(o, "rejected", rejected);
 	cJSON_AddNumberToObject(o, "bytes", (double)res->text.n);
-	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log);
+	cmd_json_ptxas(o, arch != NULL, arch, ptxas_rc == 0, log, pc);
 	return cmd_json_print(o, rc);
 }
 
@@ -730,7 +789,7 @@ int cmd_splice(int argc, char **argv)
 	unsigned phase_n = 0;
 	OptArch arch_o = {0};
 	bool force = false, quiet = false, every = false, together = false, json = false;
-	bool keep_rejected = false;
+	bool keep_rejected = false, no_cache = false;
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 		OPT_STRING(0, "phases", &phases, "LIST",
@@ -749,6 +808,8 @@ int cmd_splice(int argc, char **argv)
 		                  "ptxas: run ptxas on the result (default none)"),
 		OPT_CALLBACK(0, "arch", &arch_o, "sm_XX", opt_arch,
 		             "with --check=ptxas: the target (default .target)"),
+		OPT_FLAG(0, "no-cache", &no_cache,
+		         "with --check=ptxas: run ptxas, not its cached answer"),
 		OPT_FLAG(0, "force", &force, "splice a cut the splicer would refuse"),
 		OPT_FLAG(0, "keep-rejected", &keep_rejected,
 		         "with --check=ptxas: write a module ptxas rejects to -o all the same "
@@ -781,6 +842,9 @@ int cmd_splice(int argc, char **argv)
 	if (keep_rejected && strcmp(check, "ptxas"))
 		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
 		                opt_given(&op, "keep-rejected"));
+	if (no_cache && strcmp(check, "ptxas"))
+		return opt_fail(&op, "option '%s' needs '--check=ptxas'",
+		                opt_given(&op, "no-cache"));
 	if (json && out_opt && !strcmp(out_opt, "-"))
 		return opt_fail(&op, "option '--json' cannot be used with '%s -': one "
 		                     "document on standard output",
@@ -796,8 +860,10 @@ int cmd_splice(int argc, char **argv)
 		                  NULL) ||
 		    opt_needs(&op, "every-phase", "module"))
 			return EXIT_ERROR;
-		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt, json)
-		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, json);
+		return together ? every_phase_together(module_opt, entry_opt, tname, check, arch_opt,
+		                                       no_cache, json)
+		                : every_phase(module_opt, entry_opt, tname, check, arch_opt, no_cache,
+		                              json);
 	}
 	if (opt_needs(&op, "together", "every-phase") ||
 	    opt_needs(&op, "template", "every-phase") ||
@@ -809,7 +875,8 @@ int cmd_splice(int argc, char **argv)
 		if (!layer)
 			return opt_usage_error(&op, "option '--phases' needs LAYER");
 		return splice_phases(layer, phases, variant, corpus, module_opt, entry_opt, out_opt,
-		                     check, arch_opt, ptx_root, force, keep_rejected, quiet, json);
+		                     check, arch_opt, ptx_root, force, keep_rejected, quiet, no_cache,
+		                     json);
 	}
 	if (!recipe_opt && (!layer || phase < 0))
 		return opt_usage_error(&op, "give LAYER --phase N, or --recipe FILE");
@@ -889,6 +956,7 @@ int cmd_splice(int argc, char **argv)
 	}
 	int ptxas_rc = 0;
 	char arch[64] = "";
+	PtxasCache pc = {.no_cache = no_cache};
 	if (!strcmp(check, "ptxas")) {
 		if (arch_opt)
 			snprintf(arch, sizeof arch, "%s", arch_opt);
@@ -898,17 +966,18 @@ int cmd_splice(int argc, char **argv)
 			goto fail;
 		}
 		ptxas_rc = splice_ptxas(res.text.p, res.text.n, arch, loc.entry, &res, map_name(loc.module_path),
-		                        &log, &e);
+		                        &pc, &log, &e);
 		if (ptxas_rc < 0)
 			goto fail;
 		/* what ptxas says of a module it accepts is shown too: a warning
 		 * (an injected wait, a serialised wgmma) is a finding */
 		if (!quiet || ptxas_rc || log.n)
-			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s\n", arch,
+			fprintf(stderr, "ptxas:     -arch=%s -e %s: %s%s%s\n", arch,
 			        loc.entry,
 			        ptxas_rc ? "REJECTED"
-			        : log.n  ? "accepted, with these messages:"
-			                 : "ok");
+			        : log.n  ? "accepted, with these messages"
+			                 : "ok",
+			        cmd_ptxas_cached(&pc), !ptxas_rc && log.n ? ":" : "");
 		if (log.n)
 			fprintf(stderr, "%s", log.p);
 	}
@@ -919,7 +988,7 @@ int cmd_splice(int argc, char **argv)
 	              : EXIT_OK;
 	if (json)
 		splice_json(recipe_path, &loc, &res, out_path, ptxas_rc ? written : NULL,
-		            arch[0] ? arch : NULL, ptxas_rc, &log, rc);
+		            arch[0] ? arch : NULL, ptxas_rc, &log, &pc, rc);
 	goto done;
 fail:
 	cmd_fail("%s", err_msg(&e));

@@ -169,22 +169,6 @@ void gpu_context_close(GpuContext *c)
 
 /* ---- cache --------------------------------------------------------------- */
 
-char *gpu_cache_dir(void)
-{
-	const char *x = getenv("XDG_CACHE_HOME");
-	StrBuf sb = STRBUF_INIT;
-	if (x && *x == '/') {
-		sb_addf(&sb, "%s/d4r-splice", x);
-		return sb.p;
-	}
-	const char *home = getenv("HOME");
-	if (home && *home) {
-		sb_addf(&sb, "%s/.cache/d4r-splice", home);
-		return sb.p;
-	}
-	return NULL;
-}
-
 void gpu_cache_key(const char *ptx, size_t n, int driver_version, int cc_major,
                    int cc_minor, const char *options, char out[65])
 {
@@ -360,7 +344,7 @@ static int cache_file(const char *ptx, size_t n, const GpuJitOptions *o, char ke
 		*file = xstrdup(o->image_file);
 		return 0;
 	}
-	*dir = o && o->cache_dir ? xstrdup(o->cache_dir) : gpu_cache_dir();
+	*dir = o && o->cache_dir ? xstrdup(o->cache_dir) : user_cache_dir();
 	if (*dir) {
 		StrBuf sb = STRBUF_INIT;
 		sb_addf(&sb, "%s/%s.cubin", *dir, key);

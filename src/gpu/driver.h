@@ -122,7 +122,7 @@ typedef void (*GpuLineNote)(void *ctx, unsigned ptx_line, StrBuf *out);
 typedef struct {
 	const char *name;          /* the module's name in messages and logs */
 	bool no_cache;             /* neither read nor write the image cache */
-	const char *cache_dir;     /* NULL: gpu_cache_dir() */
+	const char *cache_dir;     /* NULL: user_cache_dir() */
 	bool verbose;              /* CU_JIT_LOG_VERBOSE (register use per function) */
 	int opt_level;             /* CU_JIT_OPTIMIZATION_LEVEL 0-4; -1 the driver's default */
 	const char *image_file;    /* the image's file instead of the cache's (not with
@@ -166,10 +166,6 @@ void gpu_jit_result_release(GpuJitResult *r);
  * without a context.  Reads no image.
  */
 bool gpu_jit_cached(const char *ptx, size_t n, const GpuJitOptions *o);
-
-/* $XDG_CACHE_HOME/d4r-splice, else ~/.cache/d4r-splice (malloc'd), or
- * NULL when neither is known. */
-char *gpu_cache_dir(void);
 
 /*
  * The cache key of a compile (pure; testable without a GPU): lower-case

@@ -69,7 +69,7 @@ typedef struct {
 	double timeout_s;          /* limit for each module's launches, and for the timing */
 	double jit_limit_s;        /* limit for each module's JIT; 0: 900 s */
 	bool no_cache;             /* no compiled-image cache */
-	const char *cache_dir;     /* NULL: gpu_cache_dir() */
+	const char *cache_dir;     /* NULL: user_cache_dir() */
 	bool verbose_jit;          /* CU_JIT_LOG_VERBOSE */
 	int device;                /* CUDA device ordinal */
 	bool parallel_jit;         /* JIT the modules side by side first (see below) */

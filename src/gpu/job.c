@@ -36,6 +36,7 @@
  */
 #include "gpu/gpu.h"
 
+#include "base/file.h"
 #include "base/sha256.h"
 #include "base/temp.h"
 #include "gpu/launch.h"
@@ -863,7 +864,7 @@ int gpu_job_run(const GpuJob *job, GpuResult *res, Err *e)
 	/* A stand-in body (tests) has no JIT to run beside it. */
 	if (job->parallel_jit && job->nmodules >= 2 && gpu_job_body == gpu_job_child) {
 		want = xcalloc(job->nmodules + 1, sizeof(int));
-		char *dir = job->cache_dir ? NULL : gpu_cache_dir();
+		char *dir = job->cache_dir ? NULL : user_cache_dir();
 		bool cache = !job->no_cache && (job->cache_dir || dir);
 		free(dir);
 		if (cache) {

@@ -51,7 +51,7 @@ typedef struct {
 	double timeout_s;      /* limit for each module's launches */
 	double jit_limit_s;    /* limit for each module's JIT; 0: 900 s */
 	bool no_cache;         /* no compiled-image cache */
-	const char *cache_dir; /* NULL: gpu_cache_dir() */
+	const char *cache_dir; /* NULL: user_cache_dir() */
 	int device;            /* CUDA device ordinal */
 	bool serial;           /* one child after the other, not all at once */
 	unsigned runs;         /* timed runs after the first (0: none) */

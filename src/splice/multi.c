@@ -314,12 +314,13 @@ void splice_many_where(const SpliceManyResult *res, const char *module_name,
 }
 
 int splice_many_ptxas(const SpliceManyResult *res, const char *arch, const char *entry,
-                      const char *module_name, StrBuf *log, Err *e)
+                      const char *module_name, PtxasCache *pc, StrBuf *log, Err *e)
 {
 	/* ptxas runs with no line map; its "MARK:N" are mapped here */
 	static const char mark[] = "\x01spliced";
 	StrBuf raw = STRBUF_INIT;
-	int rc = splice_ptxas(res->text.p, res->text.n, arch, entry, NULL, mark, &raw, e);
+	int rc =
+	    splice_ptxas(res->text.p, res->text.n, arch, entry, NULL, mark, pc, &raw, e);
 	const char *p = raw.p ? raw.p : "";
 	for (;;) {
 		const char *q = strstr(p, mark);

@@ -17,6 +17,7 @@
 #define D4R_SPLICE_MULTI_H
 
 #include "locate.h"
+#include "ptxas.h"
 #include "splice.h"
 
 /*
@@ -72,7 +73,7 @@ void splice_many_release(SpliceManyResult *res);
 /* splice_ptxas on res->text, each "line N" of its messages mapped with
  * splice_many_where (same return values). */
 int splice_many_ptxas(const SpliceManyResult *res, const char *arch, const char *entry,
-                      const char *module_name, StrBuf *log, Err *e);
+                      const char *module_name, PtxasCache *pc, StrBuf *log, Err *e);
 
 /* Where output line `line` of a module spliced by splice_many came from
  * (splice_where for the region it falls in; the input's line outside). */

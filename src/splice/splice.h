@@ -111,15 +111,7 @@ void splice_result_release(SpliceResult *res);
  */
 void splice_where(const SpliceResult *res, const char *module_name, uint32_t line, StrBuf *out);
 
-/*
- * Runs ptxas (CUDA_HOME/bin/ptxas, CUDA_HOME from the environment or the
- * build) on `text` with -arch=`arch` (NULL: the module's .target) and -e
- * `entry`, output discarded.  Returns 0 when ptxas accepts it, 1 when it
- * reports an error (its messages in `log`, each "line N" mapped through
- * `res` when given), -1 when ptxas could not be run.
- */
-int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
-                 const SpliceResult *res, const char *module_name, StrBuf *log, Err *e);
+/* splice_ptxas, the check by ptxas: ptxas.h. */
 
 /* The .target's first architecture of a module ("sm_89"), into buf. */
 int splice_module_arch(const Module *m, char *buf, size_t n);

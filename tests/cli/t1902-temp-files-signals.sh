@@ -5,6 +5,7 @@
 # enc4 module: the command ends by that signal (exit 128+N), and neither
 # TMPDIR nor the output's folder holds a file of ours afterwards.  The GPU
 # child (the stand-in driver's spinning kernel) is stopped with its parent.
+# --no-cache: ptxas runs, whatever an earlier check of the same module kept.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$TOP/tests/cli/smoke-layer.sh"
 ptxas=${CUDA_HOME:-/usr/local/cuda}/bin/ptxas
@@ -29,7 +30,7 @@ descendants() {
 interrupt() {   # SIGNAL EXIT-STATUS group|process
 	local sig=$1 want=$2 how=$3 tmp="$T/tmp-$1" out="$T/out-$1"
 	mkdir -p "$tmp" "$out"
-	(cd "$TOP" && TMPDIR="$tmp" exec "${dflt[@]}" "$D4R" splice enc4 --phase 8 --check=ptxas -q \
+	(cd "$TOP" && TMPDIR="$tmp" exec "${dflt[@]}" "$D4R" splice enc4 --phase 8 --check=ptxas --no-cache -q \
 		-o "$out/spliced.ptx") &
 	local pid=$! i
 	for i in $(seq 500); do

@@ -140,7 +140,7 @@ json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json
 cp "$T/out" "$T/splice.json"
 if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
 	json splice 0 "$D4R" splice smoke --phase 1 -o "$T/s.ptx" --json --check=ptxas
-	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["ptxas"]; assert p["accepted"] is True and p["arch"] == "sm_90", p' "$T/out" ||
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["ptxas"]; assert p["accepted"] is True and p["arch"] == "sm_90" and p["cached"] in (True, False) and len(p["cache_key"]) == 64, p' "$T/out" ||
 		fail "splice --json --check=ptxas: its ptxas"
 fi
 # --every-phase: the run's document (the man page's text lists its keys)

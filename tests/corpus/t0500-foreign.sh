@@ -15,9 +15,11 @@
 #     `show --live` the live-in / live-out counts; the checker must agree
 #     with expected.json on the gemm fields too, so a wrong expectation
 #     fails as well;
-#  4. `splice --every-phase` with identity and perturb (--check=ptxas when
-#     ptxas is here) over every module: no failure, every phase spliced or
-#     named as skipped, and a run that splices nothing exits 2;
+#  4. `splice --every-phase` with identity and perturb over every module:
+#     no failure, every phase spliced or named as skipped, and a run that
+#     splices nothing exits 2; when ptxas is here, the phases spliced
+#     together (--together --check=ptxas: one ptxas run a module, not one a
+#     phase) and every one of them accepted;
 #  5. perturb on a wgmma phase, cut alone and with its epilogue, never
 #     touches an accumulator between wgmma.mma_async and its
 #     wgmma.wait_group: the splice refuses saying why, or the add follows a
@@ -219,10 +221,8 @@ for m in mods:
     c = chk_at[(m, 0)]
     nph = sum(len(f["phases"]) for f in c["functions"])
     for tpl in ("identity", "perturb"):
-        cmd = [d4r, "splice", "--module", p, "--every-phase", "--template", tpl]
-        if ptxas:
-            cmd.append("--check=ptxas")
-        r = run(*cmd)
+        # each phase alone, in memory (bytes outside the cut kept)
+        r = run(d4r, "splice", "--module", p, "--every-phase", "--template", tpl)
         out = r.stdout + r.stderr
         ok = len(re.findall(r"^ok ", out, re.M))
         skipped = len(re.findall(r"^skip", out, re.M))
@@ -237,6 +237,22 @@ for m in mods:
             bad(m, "-", "-", "splice %s that splices nothing" % tpl, "exit 2", "exit %d" % r.returncode)
         elif ok > 0 and r.returncode != 0:
             bad(m, "-", "-", "splice %s" % tpl, "exit 0", "exit %d" % r.returncode)
+        if not ptxas or ok == 0:
+            continue
+        # ptxas: every phase of the module spliced together, one run (the
+        # same proof as a run per phase: each region is in the module,
+        # which ptxas compiles entry by entry), instead of 214 runs a template
+        r = run(d4r, "splice", "--module", p, "--every-phase", "--together", "--template", tpl,
+                "--check=ptxas")
+        out = r.stdout + r.stderr
+        fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+        together = sum(int(x) for x in re.findall(r"^ok +.*: (\d+) of \d+ phases spliced together .*, ptxas (?:ok|accepts)", out, re.M))
+        checked += 1
+        if fails or r.returncode != 0:
+            bad(m, "-", "-", "splice %s --together --check=ptxas" % tpl, "exit 0, no FAIL",
+                "exit %d: %s" % (r.returncode, (fails or [""])[0][:150]))
+        elif together != ok:
+            bad(m, "-", "-", "splice %s --together: phases through ptxas" % tpl, ok, together)
 
 # 5. perturb and wgmma's asynchronous accumulators
 for m, spec in sorted(exp["modules"].items()):

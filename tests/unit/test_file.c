@@ -301,6 +301,24 @@ static void test_file__temporary_files_on_every_exit_path(void **state)
 	assert_int_equal(temp_mkstemps(bad, 0, &slot), -1);
 }
 
+static void test_file__user_cache_dir(void **state)
+{
+	(void)state;
+	setenv("XDG_CACHE_HOME", "/x/cache", 1);
+	char *d = user_cache_dir();
+	assert_string_equal(d, "/x/cache/d4r-splice");
+	free(d);
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/home/u", 1);
+	d = user_cache_dir();
+	assert_string_equal(d, "/home/u/.cache/d4r-splice");
+	free(d);
+	setenv("XDG_CACHE_HOME", "relative/cache", 1); /* not absolute: ignored */
+	d = user_cache_dir();
+	assert_string_equal(d, "/home/u/.cache/d4r-splice");
+	free(d);
+}
+
 int main(void)
 {
 	/* The signals the registry catches, at their default: one ignored when
@@ -315,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(test_file__inputs_are_refused),
 	    cmocka_unit_test(test_file__outputs_need_their_folder),
 	    cmocka_unit_test(test_file__temporary_files_on_every_exit_path),
+	    cmocka_unit_test(test_file__user_cache_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -47,20 +47,6 @@ static void test_gpu_driver__cache_key(void **state)
 	assert_string_not_equal(k, k2);
 }
 
-static void test_gpu_driver__cache_dir(void **state)
-{
-	(void)state;
-	setenv("XDG_CACHE_HOME", "/x/cache", 1);
-	char *d = gpu_cache_dir();
-	assert_string_equal(d, "/x/cache/d4r-splice");
-	free(d);
-	unsetenv("XDG_CACHE_HOME");
-	setenv("HOME", "/home/u", 1);
-	d = gpu_cache_dir();
-	assert_string_equal(d, "/home/u/.cache/d4r-splice");
-	free(d);
-}
-
 static void note(void *ctx, unsigned line, StrBuf *out)
 {
 	(void)ctx;
@@ -182,7 +168,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_driver__missing_driver),
 		cmocka_unit_test(test_gpu_driver__cache_key),
-		cmocka_unit_test(test_gpu_driver__cache_dir),
 		cmocka_unit_test(test_gpu_driver__log_lines),
 		cmocka_unit_test(test_gpu_driver__reduce),
 		cmocka_unit_test(test_gpu_driver__times),

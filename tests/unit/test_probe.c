@@ -17,6 +17,7 @@
 #include "ana/ana.h"
 #include "ptx/parse.h"
 #include "splice/probe.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include <stdio.h>
@@ -431,7 +432,7 @@ static void test_probe__instrument_inserts_lines(void **state)
 	assert_non_null(m2);
 	mod_free(m2);
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed",
+	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed", NULL,
 	                      &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the instrumented kernel:\n%s", log.p);
@@ -585,7 +586,7 @@ static void test_probe__reads_and_per_warp(void **state)
 	    strstr(t, "\t@%prb0_0_p st.global.b32 \t[%prb0_0_a0+16], %r18;\n"));
 	Err e = ERR_INIT;
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed",
+	int pr = splice_ptxas(res.text.p, res.text.n - 1, "sm_90", "k", NULL, "probed", NULL,
 	                      &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the reads:\n%s", log.p);

@@ -17,6 +17,7 @@
 
 #include "ptx/parse.h"
 #include "replay/replay.h"
+#include "splice/ptxas.h"
 #include "splice/splice.h"
 
 #include <stdio.h>
@@ -225,7 +226,7 @@ static void test_replay__addresses_rebased(void **state)
 	                       "ld.global.u32 %r6, [%rd6];\nld.shared.u32 %r7, [%r4];\n"
 	                       "add.s32 %r8, %r6, %r7;\nst.global.u32 [%rd7], %r8;\n"));
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(mod.p, mod.n, "sm_90a", NULL, NULL, "replay", &log, &e);
+	int pr = splice_ptxas(mod.p, mod.n, "sm_90a", NULL, NULL, "replay", NULL, &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the replay module:\n%s\n%s", log.p, mod.p);
 	sb_reset(&log);
@@ -233,7 +234,7 @@ static void test_replay__addresses_rebased(void **state)
 		fail_msg("%s", err_msg(&e));
 	assert_non_null(
 	    strstr(dm.p, ".visible .global .align 8 .u64 __d4r_replay_shared;"));
-	pr = splice_ptxas(dm.p, dm.n, "sm_90a", "k", NULL, "dump", &log, &e);
+	pr = splice_ptxas(dm.p, dm.n, "sm_90a", "k", NULL, "dump", NULL, &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the dump module:\n%s\n%s", log.p, dm.p);
 	sb_release(&log);
