@@ -5,6 +5,8 @@
  *   d4r-splice profile LAYER --phase N [--recipe FILE] [options]
  *   d4r-splice profile LAYER --phases LIST [--variant NAME] [options]
  *   d4r-splice profile LAYER --module SPLICED.ptx [options]
+ *   d4r-splice profile LAYER --phases LIST --variant A,B [options]
+ *       (profile_variants.c: each variant in turn, ranked per phase)
  *
  * The spliced module is made as the main job makes it (splice_run for one
  * recipe, splice_many for several) or read from a file.  Both modules get
@@ -41,7 +43,7 @@
  *  - Share of the kernel: a phase's mean cycles over the kernel's mean
  *    cycles, so the shares of phases and epilogues add up like the cycles.
  */
-#include "splice/profile.h"
+#include "profile_internal.h"
 #include "base/file.h"
 #include "base/layout.h"
 #include "base/numlist.h"
@@ -60,40 +62,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define OVERHEAD_TARGET 3.0
 
 static const char *const usage[] = {
     "profile LAYER --phase N [--recipe FILE] [options]",
     "profile LAYER --phases LIST [--variant NAME] [options]",
     "profile LAYER --module SPLICED.ptx [options]",
+    "profile LAYER --phases LIST --variant A,B[,...] [options]",
     NULL,
 };
 
-typedef struct {
-	const char *layer, *recipe_opt, *module_opt, *phases_opt, *variant, *corpus;
-	const char *chart, *keep;
-	unsigned phase, runs;
-	NumList window;
-	double timeout;
-	bool json, no_cache, force, no_run;
-	Manifest mf;
-	char *module_path;
-	LoadedModule lm;
-	const Func *fo;
-	SpliceResult sr;
-	SpliceManyResult sm;
-	Recipe rcp, *sel;
-	size_t nsel;
-	StrBuf spliced;
-	char *source;
-	VEC(ProbeCut) cuts;
-	Module *ms;
-	const Func *fs;
-	unsigned grid[3], block[3];
-	ProfilePlan po, ps;
-	ProbeResult ro, rs;
-	StrBuf red[4];
-} Prof;
 
 /* ---- the spliced module ----------------------------------------------------- */
 
@@ -254,7 +231,7 @@ static double overhead_pct(const GpuProbeModuleResult *plain,
 	return (pr->times.median_ms / plain->times.median_ms - 1) * 100;
 }
 
-static bool overhead_met(double pct) { return fabs(pct) <= OVERHEAD_TARGET; }
+bool overhead_met(double pct) { return fabs(pct) <= OVERHEAD_TARGET; }
 
 /* "22% faster", "4% slower", "as fast" */
 static void speed_text(double pct, StrBuf *sb)
@@ -264,12 +241,6 @@ static void speed_text(double pct, StrBuf *sb)
 	else
 		sb_addf(sb, "%.0f%% %s", fabs(pct), pct < 0 ? "faster" : "slower");
 }
-
-/* What the probes did to one module's compiled kernel (plain vs probed). */
-typedef struct {
-	GpuCompiledChange c[4];
-	unsigned n;
-} ProbeChange;
 
 static void probe_change(const GpuProbeModuleResult *plain, const GpuProbeModuleResult *pr,
                          const char *entry, ProbeChange *pc)
@@ -283,7 +254,7 @@ static void probe_change(const GpuProbeModuleResult *plain, const GpuProbeModule
 /* "the probes changed the compiled kernel: spill stores 3120 -> 1724 B, 22%
  * faster; the cycles below are of the probed kernel"; nothing when they
  * did not */
-static void probe_change_text(const ProbeChange *pc, double ov, StrBuf *sb)
+void probe_change_text(const ProbeChange *pc, double ov, StrBuf *sb)
 {
 	if (!pc->n)
 		return;
@@ -294,7 +265,7 @@ static void probe_change_text(const ProbeChange *pc, double ov, StrBuf *sb)
 	sb_adds(sb, "; the cycles below are of the probed kernel");
 }
 
-static cJSON *probe_change_json(const ProbeChange *pc, double ov)
+cJSON *probe_change_json(const ProbeChange *pc, double ov)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "changed", pc->n > 0);
@@ -373,67 +344,22 @@ static bool spills_more(const GpuProbeModuleResult *a, const GpuProbeModuleResul
 	return b_sp && !a_sp;
 }
 
-int cmd_profile(int argc, char **argv)
+/* ---- a list of variants ------------------------------------------------------- */
+
+/* A phase's median cycles and its epilogue's: the code from the phase's
+ * start to the next phase's, where a splice may move work between the
+ * two; -1 when the phase was not read. */
+static double phase_cycles(const ProfPhaseStat *ps)
 {
-	Prof pp, *p = &pp;
-	memset(p, 0, sizeof pp);
-	p->runs = 20;
-	p->timeout = 120;
-	const Opt opts[] = {
-	    OPT_PHASE(&p->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
-	    OPT_STRING(0, "recipe", &p->recipe_opt, "FILE",
-	               "the recipe (instead of the layer's)"),
-	    OPT_STRING(0, "phases", &p->phases_opt, "LIST",
-	               "those phases' recipes in one module (1-10,13,21-60)"),
-	    OPT_STRING(0, "variant", &p->variant, "NAME",
-	               "the recipes phase-NN-NAME.json (phase-08-f16.json)"),
-	    OPT_STRING(0, "module", &p->module_opt, "FILE",
-	               "a spliced module to profile"),
-	    OPT_CALLBACK(0, "window", &p->window, "LIST", opt_phase_list,
-	                 "the phases timed (default: all; each point holds a register)"),
-	    OPT_UINT(0, "runs", &p->runs, "N", 1, 100000,
-	             "timed runs of each module (default 20)"),
-	    OPT_STRING(0, "chart", &p->chart, "FILE.png",
-	               "bars per phase, original vs spliced"),
-	    OPT_STRING(0, "corpus", &p->corpus, "DIR", "the corpus folder"),
-	    OPT_CALLBACK(0, "timeout", &p->timeout, "S", opt_seconds,
-	                 "kill the launches after S seconds (default 120)"),
-	    OPT_FLAG(0, "no-cache", &p->no_cache,
-	             "neither read nor write the compiled-image cache"),
-	    OPT_FLAG(0, "force", &p->force, "splice a cut the splicer would refuse"),
-	    OPT_FLAG(0, "json", &p->json, "one JSON object, for CI"),
-	    OPT_STRING(0, "keep", &p->keep, "DIR",
-	               "write the modules and their read points into DIR"),
-	    OPT_FLAG(0, "no-run", &p->no_run, "with --keep: stop before the GPU"),
-	    OPT_END(),
-	};
-	OptParse op = {.verb = "profile", .usage = usage, .opts = opts};
-	int nargs = opt_parse(&op, argc, argv);
+	if (!ps->phase.n)
+		return -1;
+	return ps->phase.median + (ps->epilogue.n ? ps->epilogue.median : 0);
+}
+
+/* profile_internal.h */
+int profile_body(Prof *p, VariantRun *vr)
+{
 	int rc = EXIT_ERROR;
-	if (nargs < 0) {
-		rc = op.status;
-		goto free_opts;
-	}
-	if ((rc = opt_args(&op, nargs, argv, 1, 1, "no layer given")))
-		goto free_opts;
-	p->layer = argv[0];
-	if ((rc = opt_conflicts(&op, "module", "phase", "recipe", "phases", "variant",
-	                        "force", NULL)) ||
-	    (rc = opt_conflicts(&op, "phases", "phase", "recipe", NULL)) ||
-	    (rc = opt_conflict(&op, "variant", "recipe")) ||
-	    (rc = cmd_check_variant(p->variant) ? EXIT_ERROR : 0))
-		goto free_opts;
-	if (p->no_run && !p->keep) {
-		rc = opt_usage_error(&op, "option '--no-run' needs '--keep DIR'");
-		goto free_opts;
-	}
-	if (!p->phase && !p->recipe_opt && !p->phases_opt && !p->module_opt) {
-		rc = opt_usage_error(&op,
-		                     "name the spliced module: --phase N, --recipe FILE, "
-		                     "--phases LIST or --module FILE");
-		goto free_opts;
-	}
-	rc = EXIT_ERROR;
 	Err e = ERR_INIT;
 	GpuProbeResult gr;
 	memset(&gr, 0, sizeof gr);
@@ -449,8 +375,11 @@ int cmd_profile(int argc, char **argv)
 		goto fail;
 	if (p->chart && out_check(p->chart, &e) < 0)
 		goto fail;
-	if (cmd_load_module(p->module_path, &p->lm) < 0)
+	if (cmd_load_module(p->module_path, &p->lm) < 0) {
+		if (vr)
+			vr->message = xstrdup("the module did not load");
 		goto done;
+	}
 	p->fo = mod_func_find(p->lm.m, str_c(p->mf.entry));
 	if (!p->fo || (p->fo->flags & FNF_DECL)) {
 		err_set(&e, "%s: no function '%s' with a body", p->module_path,
@@ -586,6 +515,30 @@ int cmd_profile(int argc, char **argv)
 	if (prs.resolution && (!resolution || prs.resolution < resolution))
 		resolution = prs.resolution;
 	const char *layer = p->mf.layer ? p->mf.layer : p->layer;
+	if (vr) {
+		/* one variant of a list: what the ranking needs */
+		const GpuProbeModuleResult *mr[4] = {m0, m1, m2, m3};
+		for (int i = 0; i < 4; i++)
+			vr->ms[i] = mr[i]->times.median_ms;
+		vr->ov_o = ov_o;
+		vr->ov_s = ov_s;
+		vr->ch_o = ch_o;
+		vr->ch_s = ch_s;
+		vr->same_frame = same_frame;
+		vr->source = xstrdup(p->source);
+		vr->n = p->po.phases.n;
+		vr->phase = xcalloc(vr->n + 1, sizeof *vr->phase);
+		vr->orig = xcalloc(vr->n + 1, sizeof *vr->orig);
+		vr->spl = xcalloc(vr->n + 1, sizeof *vr->spl);
+		for (size_t i = 0; i < vr->n; i++) {
+			vr->phase[i] = p->po.phases.v[i].phase;
+			vr->orig[i] = phase_cycles(&pro.phases[i]);
+			vr->spl[i] = phase_cycles(&prs.phases[i]);
+		}
+		vr->ok = true;
+		rc = EXIT_OK;
+		goto done;
+	}
 	static const char *const scheduling =
 	    "probes can change the scheduling around them: ptxas may keep code from "
 	    "crossing a read, or move code across it, and each read holds a register to "
@@ -795,8 +748,11 @@ int cmd_profile(int argc, char **argv)
 	rc = EXIT_OK;
 	goto done;
 fail:
-	cmd_fail("profile: %s", err_msg(&e));
-	if (p->json) {
+	cmd_fail("profile: %s%s%s%s", vr ? "variant " : "", vr ? vr->variant : "",
+	         vr ? ": " : "", err_msg(&e));
+	if (vr)
+		vr->message = xstrdup(err_msg(&e));
+	else if (p->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "layer", p->layer);
 		cJSON_AddStringToObject(o, "status", "error");
@@ -834,6 +790,76 @@ done:
 	free(p->module_path);
 	mf_release(&p->mf);
 	err_release(&e);
+	return rc;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	Prof pp, *p = &pp;
+	memset(p, 0, sizeof pp);
+	p->runs = 20;
+	p->timeout = 120;
+	const Opt opts[] = {
+	    OPT_PHASE(&p->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
+	    OPT_STRING(0, "recipe", &p->recipe_opt, "FILE",
+	               "the recipe (instead of the layer's)"),
+	    OPT_STRING(0, "phases", &p->phases_opt, "LIST",
+	               "those phases' recipes in one module (1-10,13,21-60)"),
+	    OPT_STRING(0, "variant", &p->variant, "NAME[,NAME...]",
+	               "the recipes phase-NN-NAME.json (phase-08-f16.json); several: "
+	               "each profiled, the variants of each phase ranked"),
+	    OPT_STRING(0, "module", &p->module_opt, "FILE",
+	               "a spliced module to profile"),
+	    OPT_CALLBACK(0, "window", &p->window, "LIST", opt_phase_list,
+	                 "the phases timed (default: all; each point holds a register)"),
+	    OPT_UINT(0, "runs", &p->runs, "N", 1, 100000,
+	             "timed runs of each module (default 20)"),
+	    OPT_STRING(0, "chart", &p->chart, "FILE.png",
+	               "bars per phase, original vs spliced"),
+	    OPT_STRING(0, "corpus", &p->corpus, "DIR", "the corpus folder"),
+	    OPT_CALLBACK(0, "timeout", &p->timeout, "S", opt_seconds,
+	                 "kill the launches after S seconds (default 120)"),
+	    OPT_FLAG(0, "no-cache", &p->no_cache,
+	             "neither read nor write the compiled-image cache"),
+	    OPT_FLAG(0, "force", &p->force, "splice a cut the splicer would refuse"),
+	    OPT_FLAG(0, "json", &p->json, "one JSON object, for CI"),
+	    OPT_STRING(0, "keep", &p->keep, "DIR",
+	               "write the modules and their read points into DIR"),
+	    OPT_FLAG(0, "no-run", &p->no_run, "with --keep: stop before the GPU"),
+	    OPT_END(),
+	};
+	OptParse op = {.verb = "profile", .usage = usage, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	int rc = EXIT_ERROR;
+	if (nargs < 0) {
+		rc = op.status;
+		goto free_opts;
+	}
+	if ((rc = opt_args(&op, nargs, argv, 1, 1, "no layer given")))
+		goto free_opts;
+	p->layer = argv[0];
+	if ((rc = opt_conflicts(&op, "module", "phase", "recipe", "phases", "variant",
+	                        "force", NULL)) ||
+	    (rc = opt_conflicts(&op, "phases", "phase", "recipe", NULL)) ||
+	    (rc = opt_conflict(&op, "variant", "recipe")) ||
+	    (rc = !strchr(p->variant ? p->variant : "", ',') && cmd_check_variant(p->variant)
+	              ? EXIT_ERROR
+	              : 0))
+		goto free_opts;
+	if (p->no_run && !p->keep) {
+		rc = opt_usage_error(&op, "option '--no-run' needs '--keep DIR'");
+		goto free_opts;
+	}
+	if (!p->phase && !p->recipe_opt && !p->phases_opt && !p->module_opt) {
+		rc = opt_usage_error(&op,
+		                     "name the spliced module: --phase N, --recipe FILE, "
+		                     "--phases LIST or --module FILE");
+		goto free_opts;
+	}
+	if (strchr(p->variant ? p->variant : "", ','))
+		rc = profile_variants(p, &op);
+	else
+		rc = profile_body(p, NULL);
 free_opts:
 	numlist_release(&p->window);
 	return rc;
