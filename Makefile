@@ -36,7 +36,7 @@ LIBS      := -lpcre2-8 -lcjson -lzstd -llz4 -lpng -ldl -lm -lpthread
 TEST_LIBS := -lcmocka
 
 LIB_SRC   := $(sort $(wildcard src/base/*.c src/ptx/*.c src/ana/*.c src/splice/*.c \
-                               src/gpu/*.c src/bin/*.c src/cmd/*.c))
+                               src/gpu/*.c src/bin/*.c src/cmd/*.c src/sample/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/src/main.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
