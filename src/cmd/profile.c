@@ -386,7 +386,13 @@ int profile_body(Prof *p, VariantRun *vr)
 		        p->mf.entry);
 		goto fail;
 	}
-	if (make_spliced(p, &e) < 0 || launch_shape(p, &e) < 0)
+	if (make_spliced(p, &e) < 0)
+		goto fail;
+	if (p->sass && !vr) {
+		rc = profile_sass(p);
+		goto done;
+	}
+	if (launch_shape(p, &e) < 0)
 		goto fail;
 	if (prof_plan(p->lm.m, p->fo, p->window.n ? &p->window : NULL, &p->po, &e) < 0)
 		goto fail;
@@ -826,6 +832,8 @@ int cmd_profile(int argc, char **argv)
 	    OPT_STRING(0, "keep", &p->keep, "DIR",
 	               "write the modules and their read points into DIR"),
 	    OPT_FLAG(0, "no-run", &p->no_run, "with --keep: stop before the GPU"),
+	    OPT_FLAG(0, "sass", &p->sass,
+	             "SASS instructions per phase and epilogue, by ptxas and CUPTI (no GPU)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "profile", .usage = usage, .opts = opts};

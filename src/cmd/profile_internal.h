@@ -26,7 +26,7 @@ typedef struct {
 	unsigned phase, runs;
 	NumList window;
 	double timeout;
-	bool json, no_cache, force, no_run;
+	bool json, no_cache, force, no_run, sass;
 	Manifest mf;
 	char *module_path;
 	LoadedModule lm;
@@ -80,6 +80,10 @@ cJSON *probe_change_json(const ProbeChange *pc, double ov);
  * cycles of each phase and its epilogue.  Returns the exit status.
  */
 int profile_body(Prof *p, VariantRun *vr);
+
+/* `--sass` (profile_sass.c): SASS instructions per phase and epilogue of
+ * the original and the spliced module, offline.  Returns the exit status. */
+int profile_sass(Prof *p);
 
 /* `--variant A,B,...` (profile_variants.c): each variant profiled, then
  * ranked per phase.  Returns the exit status. */

@@ -66,9 +66,10 @@ static void rank_phase(const VariantRun *runs, size_t nruns, size_t i, size_t *o
  */
 int profile_variants(Prof *base, OptParse *op)
 {
-	if (base->keep || base->chart || base->module_opt || base->recipe_opt)
+	if (base->keep || base->chart || base->module_opt || base->recipe_opt || base->sass)
 		return opt_usage_error(op, "a list of variants takes neither '--keep', '--chart', "
-		                           "'--module' nor '--recipe': profile one variant for those");
+		                           "'--module', '--recipe' nor '--sass': profile one variant "
+		                           "for those");
 	char *list = xstrdup(base->variant);
 	VariantRun *runs = xcalloc(strlen(list) + 1, sizeof *runs);
 	size_t nruns = 0;

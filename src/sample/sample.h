@@ -105,4 +105,42 @@ int sample_map(const void *cubin, size_t n, const char *func, uint32_t nstmt, Sa
                Err *e);
 void sample_map_release(SampleMap *m);
 
+/*
+ * The regions of a spliced function fs (ns statements), carried over from
+ * the original's (orig, no statements) as profile carries its reads: a
+ * statement that is an original one (match, from probe_align) has its
+ * region; one inside a cut (between the spliced counterparts of the
+ * statements before and after cut [first, last] of the original) is that
+ * cut's phase; any other takes the region of the statement before it.
+ */
+typedef struct {
+	uint32_t first, last; /* the original's statements the cut replaced */
+} SampleCut;
+void sample_regions_carried(const SampleRegion *orig, uint32_t no, const uint32_t *match,
+                            const SampleCut *cuts, size_t ncuts, uint32_t ns,
+                            SampleRegion *out);
+
+/* SASS instructions per region of one module's entry (sample_sass). */
+typedef struct {
+	size_t n_loc, n_plain; /* the entry's instructions with and without the .loc lines */
+	bool same;             /* the same instruction stream, byte for byte */
+	size_t first_diff;     /* else the first instruction that differs */
+	size_t unattributed;
+	size_t prologue;
+	size_t nphases;
+	size_t *phase, *epilogue; /* [0..nphases): phase k+1 and its epilogue */
+} SampleSass;
+
+/*
+ * Compiles m twice with ptxas -O3 for `arch`, entry f only (splice_ptxas_cubin):
+ * as it is, and sample_loc_text's module with -lineinfo; checks that both
+ * hold the same instructions; maps every instruction to its statement
+ * (sample_map) and counts them per region (regions: f->nstmt entries, of
+ * nphases phases).  Returns 0, or -1 (ptxas refused or could not run, no
+ * CUPTI, ...).
+ */
+int sample_sass(const Module *m, const Func *f, const SampleRegion *regions, size_t nphases,
+                const char *arch, SampleSass *out, Err *e);
+void sample_sass_release(SampleSass *s);
+
 #endif

@@ -6,6 +6,7 @@
  */
 #include "splice.h"
 
+#include "base/file.h"
 #include "base/temp.h"
 
 #include <errno.h>
@@ -56,8 +57,11 @@ static void map_line(const char *l, size_t n, const char *tmp, const SpliceResul
 	sb_addc(out, '\n');
 }
 
-int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
-                 const SpliceResult *res, const char *module_name, StrBuf *log, Err *e)
+/* splice_ptxas with `flags` (may be NULL) and the cubin kept in *cubin
+ * when given (else -o /dev/null). */
+static int run_ptxas(const char *text, size_t len, const char *arch, const char *entry,
+                     const char *flags, const SpliceResult *res, const char *module_name,
+                     StrBuf *log, StrBuf *cubin, Err *e)
 {
 	const char *home = getenv("CUDA_HOME");
 	if (!home || !*home)
@@ -89,15 +93,33 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 		sb_release(&exe);
 		return err_set(e, "cannot write '%s': %s", tmp, strerror(errno));
 	}
+	char out[4096];
+	int oslot = -1;
+	if (cubin) {
+		snprintf(out, sizeof out, "%s/d4r-splice-XXXXXX.cubin", tdir && *tdir ? tdir : "/tmp");
+		int ofd = temp_mkstemps(out, 6, &oslot);
+		if (ofd < 0) {
+			temp_remove(slot);
+			sb_release(&exe);
+			return err_set(e, "cannot create a temporary file: %s", strerror(errno));
+		}
+		close(ofd);
+	}
 	StrBuf cmd = STRBUF_INIT;
 	shell_quote(&cmd, exe.p);
+	if (flags) {
+		sb_addc(&cmd, ' ');
+		sb_adds(&cmd, flags);
+	}
 	sb_adds(&cmd, " -arch=");
 	shell_quote(&cmd, arch);
 	if (entry) {
 		sb_adds(&cmd, " -e ");
 		shell_quote(&cmd, entry);
 	}
-	sb_adds(&cmd, " -o /dev/null ");
+	sb_adds(&cmd, " -o ");
+	shell_quote(&cmd, cubin ? out : "/dev/null");
+	sb_addc(&cmd, ' ');
 	shell_quote(&cmd, tmp);
 	sb_adds(&cmd, " 2>&1");
 	FILE *pp = popen(cmd.p, "r");
@@ -125,9 +147,33 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 		err_set(e, "cannot run '%s'", exe.p);
 		rc = -1;
 	}
+	if (rc == 0 && cubin) {
+		char *data;
+		size_t n;
+		if (read_file(out, &data, &n, e) < 0)
+			rc = -1;
+		else {
+			sb_addn(cubin, data, n);
+			free(data);
+		}
+	}
 out:
+	if (oslot >= 0)
+		temp_remove(oslot);
 	temp_remove(slot);
 	sb_release(&cmd);
 	sb_release(&exe);
 	return rc;
+}
+
+int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
+                 const SpliceResult *res, const char *module_name, StrBuf *log, Err *e)
+{
+	return run_ptxas(text, len, arch, entry, NULL, res, module_name, log, NULL, e);
+}
+
+int splice_ptxas_cubin(const char *text, size_t len, const char *arch, const char *entry,
+                       const char *flags, StrBuf *cubin, StrBuf *log, Err *e)
+{
+	return run_ptxas(text, len, arch, entry, flags, NULL, "module", log, cubin, e);
 }

@@ -112,6 +112,11 @@ void splice_where(const SpliceResult *res, const char *module_name, uint32_t lin
 int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
                  const SpliceResult *res, const char *module_name, StrBuf *log, Err *e);
 
+/* splice_ptxas with more ptxas flags (`flags`, e.g. "-O3 -lineinfo"; NULL
+ * for none), the cubin appended to *cubin when ptxas accepts the module. */
+int splice_ptxas_cubin(const char *text, size_t len, const char *arch, const char *entry,
+                       const char *flags, StrBuf *cubin, StrBuf *log, Err *e);
+
 /* The .target's first architecture of a module ("sm_89"), into buf. */
 int splice_module_arch(const Module *m, char *buf, size_t n);
 

@@ -125,6 +125,35 @@ static void test_sample__regions(void **state)
 	}
 }
 
+/* a spliced function's regions: matched statements keep theirs, a cut's
+ * new statements are its phase, others follow the statement before them */
+static void test_sample__regions_carried(void **state)
+{
+	(void)state;
+	/* the original: s0-s1 prologue, s2-s3 phase 1, s4 epilogue 1, s5 phase 2,
+	 * s6 epilogue 2; the cut replaced s2-s3 by four statements */
+	const SampleRegion o[7] = {{SR_PROLOGUE, 0}, {SR_PROLOGUE, 0}, {SR_PHASE, 1}, {SR_PHASE, 1},
+	                           {SR_EPILOGUE, 1}, {SR_PHASE, 2},    {SR_EPILOGUE, 2}};
+	const uint32_t none = UINT32_MAX;
+	/* spliced: s0 s1 (the original's), s2-s5 the cut's, s6 a statement the
+	 * splicer added after the cut, s7 = orig s4, s8 = s5, s9 = s6 */
+	const uint32_t match[7] = {0, 1, none, none, 7, 8, 9};
+	const SampleCut cut = {2, 3};
+	SampleRegion r[10];
+	sample_regions_carried(o, 7, match, &cut, 1, 10, r);
+	const int kind[10] = {SR_PROLOGUE, SR_PROLOGUE, SR_PHASE, SR_PHASE, SR_PHASE,
+	                      SR_PHASE,    SR_PHASE,    SR_EPILOGUE, SR_PHASE, SR_EPILOGUE};
+	const unsigned phase[10] = {0, 0, 1, 1, 1, 1, 1, 1, 2, 2};
+	for (int s = 0; s < 10; s++) {
+		assert_int_equal(r[s].kind, kind[s]);
+		assert_int_equal(r[s].phase, phase[s]);
+	}
+	/* with no cut, the new statements follow the one before them */
+	sample_regions_carried(o, 7, match, NULL, 0, 10, r);
+	assert_int_equal(r[3].kind, SR_PROLOGUE);
+	assert_int_equal(r[3].phase, 0);
+}
+
 /* ptxas -O3 -arch=sm_90 [-lineinfo] IN -o OUT into dir; 0 on success */
 static int ptxas(const char *text, size_t n, const char *name, const char *flags, char **cubin,
                  size_t *cn)
@@ -248,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(test_sample__loc_text_keeps_the_statements),
 	    cmocka_unit_test(test_sample__own_file_kept),
 	    cmocka_unit_test(test_sample__regions),
+	    cmocka_unit_test(test_sample__regions_carried),
 	    cmocka_unit_test(test_sample__cubin_map),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
