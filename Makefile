@@ -48,7 +48,7 @@ CUPTI_INC   ?= $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include \
                  $(CUDA_HOME)/targets/x86_64-linux/include) $(CUDA_HOME)/include)
 LIB_SRC   := $(filter-out $(CAPTURE_TAP),$(sort $(wildcard src/base/*.c src/ptx/*.c \
                                src/ana/*.c src/splice/*.c src/gpu/*.c src/bin/*.c \
-                               src/cmd/*.c src/capture/*.c src/replay/*.c)))
+                               src/cmd/*.c src/capture/*.c src/replay/*.c src/sample/*.c)))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/src/main.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))

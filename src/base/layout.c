@@ -216,6 +216,10 @@ char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *v
 	size_t n = strlen(layer_dir) + strlen(variant) + 32;
 	char *p = xmalloc(n);
 	snprintf(p, n, "%s/phase-%02u-%s.json", layer_dir, phase, variant);
+	if (!strcmp(variant, "mma") && access(p, F_OK) != 0) {
+		free(p);
+		return layout_recipe_file(layer_dir, phase, false);
+	}
 	return p;
 }
 

@@ -91,7 +91,10 @@ char *layout_recipe_file(const char *layer_dir, unsigned phase, bool epilogue);
 char *layout_template_name(const char *layer, unsigned phase, bool epilogue);
 
 /* The recipe of phase N in the variant VARIANT ("f16"): DIR/phase-NN-f16.json;
- * with no variant (NULL or ""), layout_recipe_file's.  Malloc'd. */
+ * with no variant (NULL or ""), layout_recipe_file's.  The variant "mma" is
+ * DIR/phase-NN-mma.json where that exists, else layout_recipe_file's, which
+ * is what `recipe new --native mma` writes, so that a list of variants
+ * ("mma,f16") can name both native forms.  Malloc'd. */
 char *layout_recipe_variant(const char *layer_dir, unsigned phase, const char *variant);
 /* Its template: LAYER/phase-NN-f16.ptx (no variant: LAYER/phase-NN.ptx). */
 char *layout_template_variant(const char *layer, unsigned phase, const char *variant);

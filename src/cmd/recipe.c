@@ -19,15 +19,23 @@
  *       ptxas on the result with --check=ptxas), on --jobs threads, the
  *       lines in the order given; writes nothing; exit 0 when all pass, 2
  *       otherwise
+ *   recipe best LAYER --ranking PROFILE.json --proof CHECK.json [options]
+ *       writes recipes/LAYER/phase-NN-best.json (--name) for each phase of
+ *       the ranking: a copy of the fastest variant's recipe among those the
+ *       proof calls IDENTICAL (splice/best.h); a phase with none keeps the
+ *       vendor's code and gets no file; refuses to replace a file without
+ *       --force (then also removes the stale one of a phase left out)
  */
 #include "base/err.h"
 #include "base/file.h"
 #include "base/layout.h"
+#include "base/numlist.h"
 #include "base/progress.h"
 #include "cmd.h"
 #include "gpu/manifest.h"
 #include "ptx/parse.h"
 #include "splice/locate.h"
+#include "splice/best.h"
 #include "splice/native.h"
 #include "splice/ptxas.h"
 #include "splice/splice.h"
@@ -38,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
@@ -48,6 +57,8 @@ static const char *const usage_new[] = {
 	NULL,
 };
 static const char *const usage_check[] = {"recipe check RECIPE... [options]", NULL};
+static const char *const usage_best[] = {
+	"recipe best LAYER --ranking PROFILE.json --proof CHECK.json [options]", NULL};
 
 static bool exists(const char *p)
 {
@@ -635,15 +646,193 @@ static int recipe_check(int argc, char **argv)
 	return rc;
 }
 
+/* ---- recipe best -------------------------------------------------------------- */
+
+static int recipe_best(int argc, char **argv)
+{
+	const char *ranking = NULL, *proof = NULL, *name = "best", *corpus = NULL;
+	bool force = false, json = false;
+	const Opt opts[] = {
+		OPT_STRING(0, "ranking", &ranking, "FILE",
+		           "profile LAYER --phases LIST --variant A,B --json"),
+		OPT_STRING(0, "proof", &proof, "FILE", "check LAYER --json"),
+		OPT_STRING(0, "name", &name, "NAME",
+		           "the variant written: phase-NN-NAME.json (default best)"),
+		OPT_STRING(0, "corpus", &corpus, "DIR", "the corpus folder"),
+		OPT_FLAG(0, "force", &force, "replace the files of an earlier best-of layer"),
+		OPT_FLAG(0, "json", &json, "one JSON object, a row per phase"),
+		OPT_END(),
+	};
+	OptParse op = {.verb = "recipe best", .usage = usage_best, .opts = opts};
+	int nargs = opt_parse(&op, argc, argv);
+	if (nargs < 0)
+		return op.status;
+	if (opt_args(&op, nargs, argv, 1, 1, "no layer given"))
+		return EXIT_ERROR;
+	if (!ranking || !proof)
+		return opt_usage_error(&op, "name the ranking and the proof: --ranking "
+		                            "PROFILE.json --proof CHECK.json");
+	if (cmd_check_variant(name))
+		return EXIT_ERROR;
+	Err e = ERR_INIT;
+	Manifest mf;
+	memset(&mf, 0, sizeof mf);
+	BestRanking r;
+	BestProof pf;
+	memset(&r, 0, sizeof r);
+	memset(&pf, 0, sizeof pf);
+	BestPick *picks = NULL;
+	char *rtext = NULL, *ptext = NULL, *dir = NULL;
+	size_t rn = 0, pn = 0;
+	char **paths = NULL;
+	int rc = EXIT_ERROR;
+	StrBuf sb = STRBUF_INIT;
+	NumList written = {0};
+	if (mf_load_layer(argv[0], corpus, &mf, &e) < 0 || read_file(ranking, &rtext, &rn, &e) < 0 ||
+	    best_read_ranking(ranking, rtext, rn, &r, &e) < 0 ||
+	    read_file(proof, &ptext, &pn, &e) < 0 || best_read_proof(proof, ptext, pn, &pf, &e) < 0)
+		goto fail;
+	const char *layer = mf.layer ? mf.layer : argv[0];
+	if (strcmp(r.layer, layer)) {
+		err_set(&e, "%s: a ranking of layer '%s', not of '%s'", ranking, r.layer, layer);
+		goto fail;
+	}
+	for (size_t i = 0; i < r.n; i++)
+		for (size_t k = 0; k < r.v[i].n; k++)
+			if (!strcmp(r.v[i].c[k].variant, name)) {
+				err_set(&e, "option '--name': '%s' is a variant of the ranking; the "
+				            "best-of layer would replace its recipes", name);
+				goto fail;
+			}
+	dir = layout_dir_of(mf.path);
+	best_choose(&r, &pf, dir, &picks);
+	/* every file first: nothing is written when one may not be replaced */
+	paths = xcalloc(r.n + 1, sizeof *paths);
+	for (size_t i = 0; i < r.n; i++) {
+		paths[i] = layout_recipe_variant(dir, picks[i].phase, name);
+		if (exists(paths[i]) && !force) {
+			err_set(&e, "'%s' exists (--force replaces an earlier best-of layer)",
+			        paths[i]);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if (!picks[i].variant) {
+			if (exists(paths[i]) && unlink(paths[i]) != 0) {
+				err_set(&e, "'%s': cannot remove it", paths[i]);
+				goto fail;
+			}
+			continue;
+		}
+		char *data;
+		size_t n;
+		if (read_file(picks[i].recipe, &data, &n, &e) < 0)
+			goto fail;
+		int w = write_file_atomic(paths[i], data, n, &e);
+		free(data);
+		if (w < 0)
+			goto fail;
+		VEC_PUSH(written, picks[i].phase);
+	}
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "layer", layer);
+		cJSON_AddStringToObject(doc, "ranking", ranking);
+		cJSON_AddStringToObject(doc, "proof", proof);
+		cJSON_AddStringToObject(doc, "name", name);
+		cJSON *ja = cJSON_AddArrayToObject(doc, "picks");
+		for (size_t i = 0; i < r.n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "phase", picks[i].phase);
+			if (picks[i].variant) {
+				cJSON_AddStringToObject(o, "variant", picks[i].variant);
+				cJSON_AddNumberToObject(o, "ratio", picks[i].ratio);
+				cJSON_AddStringToObject(o, "recipe", picks[i].recipe);
+				cJSON_AddStringToObject(o, "written", paths[i]);
+			} else {
+				cJSON_AddNullToObject(o, "variant");
+				cJSON_AddNullToObject(o, "ratio");
+				cJSON_AddNullToObject(o, "recipe");
+				cJSON_AddNullToObject(o, "written");
+			}
+			cJSON_AddStringToObject(o, "passed_over",
+			                        picks[i].passed.p ? picks[i].passed.p : "");
+			cJSON_AddItemToArray(ja, o);
+		}
+		numlist_format(&written, &sb);
+		cJSON_AddStringToObject(doc, "phases", sb.p ? sb.p : "");
+		cmd_json_print(doc, EXIT_OK);
+	} else {
+		printf("%s best-of layer (ranking %s, proof %s): %zu of %zu phases proven\n", layer,
+		       ranking, proof, written.n, r.n);
+		for (size_t i = 0; i < r.n; i++) {
+			const BestPick *pk = &picks[i];
+			char ph[24], ra[24] = "";
+			snprintf(ph, sizeof ph, "phase %u", pk->phase);
+			if (pk->variant)
+				snprintf(ra, sizeof ra, "%.2fx", pk->ratio);
+			sb_reset(&sb);
+			sb_addf(&sb, "  %-10s %-8s %-5s", ph, pk->variant ? pk->variant : "-", ra);
+			if (pk->passed.n)
+				sb_addf(&sb, "  passed over: %s", pk->passed.p);
+			if (!pk->variant)
+				sb_adds(&sb, " (the vendor's code stays)");
+			while (sb.n && sb.p[sb.n - 1] == ' ')
+				sb.p[--sb.n] = 0;
+			printf("%s\n", sb.p);
+		}
+		sb_reset(&sb);
+		numlist_format(&written, &sb);
+		if (written.n) {
+			printf("  wrote     %s/phase-NN-%s.json for phases %s (copies of the "
+			       "chosen recipes)\n",
+			       dir, name, sb.p);
+			printf("  next      d4r-splice %s --phases %s --variant %s   (proves and "
+			       "times it)\n",
+			       layer, sb.p, name);
+		} else
+			printf("  wrote     nothing: no phase has a variant proven IDENTICAL\n");
+	}
+	rc = EXIT_OK;
+	goto out;
+fail:
+	cmd_fail("recipe best: %s", err_msg(&e));
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "layer", argv[0]);
+		cJSON_AddStringToObject(doc, "message", err_msg(&e));
+		cmd_json_print(doc, EXIT_ERROR);
+	}
+out:
+	numlist_release(&written);
+	if (paths)
+		for (size_t i = 0; i < r.n; i++)
+			free(paths[i]);
+	free(paths);
+	if (picks)
+		best_picks_free(picks, r.n);
+	best_ranking_release(&r);
+	best_proof_release(&pf);
+	free(rtext);
+	free(ptext);
+	free(dir);
+	sb_release(&sb);
+	mf_release(&mf);
+	err_release(&e);
+	return rc;
+}
+
 const CmdVerb cmd_recipe_verbs[] = {
 	{"new", recipe_new, "write a recipe scaffold and its template skeleton", NULL},
 	{"check", recipe_check, "splice recipes in memory; say whether they pass", NULL},
+	{"best", recipe_best, "the layer of the fastest proven variant of each phase", NULL},
 	{NULL, NULL, NULL, NULL},
 };
 
 static const char *const usage[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe check RECIPE... [options]",
+	"recipe best LAYER --ranking PROFILE.json --proof CHECK.json [options]",
 	NULL,
 };
 
@@ -666,7 +855,7 @@ int cmd_recipe(int argc, char **argv)
 	if (nargs < 0)
 		return op.status;
 	if (!nargs)
-		return opt_usage_error(&op, "no sub-verb given (new or check)");
-	return opt_usage_error(&op, "unknown subcommand '%s' (expected new or check)",
+		return opt_usage_error(&op, "no sub-verb given (new, check or best)");
+	return opt_usage_error(&op, "unknown subcommand '%s' (expected new, check or best)",
 	                       argv[0]);
 }

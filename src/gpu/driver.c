@@ -642,3 +642,35 @@ bool gpu_log_attrs_spill_more(const GpuLogAttrs *a, const GpuLogAttrs *b)
 	return a->known && b->known && (b->spill_stores || b->spill_loads) &&
 	       !(a->spill_stores || a->spill_loads);
 }
+
+unsigned gpu_compiled_changes(const GpuFuncAttrs *fa, const GpuLogAttrs *la,
+                              const GpuFuncAttrs *fb, const GpuLogAttrs *lb,
+                              GpuCompiledChange out[4])
+{
+	unsigned n = 0;
+	bool f = fa->known && fb->known, l = la->known && lb->known;
+	const struct {
+		bool known;
+		const char *what, *key, *unit;
+		long long a, b;
+	} fig[4] = {
+	    {f, "registers", "registers", "", fa->regs, fb->regs},
+	    {f, "local memory", "local_bytes", " B", fa->local_bytes, fb->local_bytes},
+	    {l, "spill stores", "spill_store_bytes", " B", (long long)la->spill_stores,
+	     (long long)lb->spill_stores},
+	    {l, "spill loads", "spill_load_bytes", " B", (long long)la->spill_loads,
+	     (long long)lb->spill_loads},
+	};
+	for (int i = 0; i < 4; i++)
+		if (fig[i].known && fig[i].a != fig[i].b)
+			out[n++] = (GpuCompiledChange){fig[i].what, fig[i].key, fig[i].unit, fig[i].a,
+			                               fig[i].b};
+	return n;
+}
+
+void gpu_compiled_changes_text(const GpuCompiledChange *c, unsigned n, StrBuf *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		sb_addf(out, "%s%s %lld -> %lld%s", i ? ", " : "", c[i].what, c[i].a, c[i].b,
+		        c[i].unit);
+}

@@ -234,4 +234,26 @@ bool gpu_log_attrs_spill_more(const GpuLogAttrs *a, const GpuLogAttrs *b);
 /* "168 registers, 0 B local, 16384 B shared" */
 void gpu_func_attrs_text(const GpuFuncAttrs *a, StrBuf *out);
 
+/* One figure the compiler made differently of two builds of a kernel. */
+typedef struct {
+	const char *what; /* "registers", "local memory", "spill stores", "spill loads" */
+	const char *key;  /* its JSON name: registers, local_bytes, spill_store_bytes, ... */
+	const char *unit; /* "" or " B" */
+	long long a, b;
+} GpuCompiledChange;
+
+/*
+ * Where the compiled kernel b differs from a: registers and local memory
+ * from cuFuncGetAttribute (fa, fb; where both are known), spill stores and
+ * loads from the verbose JIT log (la, lb; where both are known).  The
+ * differing figures go to out[0..4) in that order; returns their number.
+ * Pure.
+ */
+unsigned gpu_compiled_changes(const GpuFuncAttrs *fa, const GpuLogAttrs *la,
+                              const GpuFuncAttrs *fb, const GpuLogAttrs *lb,
+                              GpuCompiledChange out[4]);
+
+/* "spill stores 3120 -> 1724 B, spill loads 3172 -> 1716 B" */
+void gpu_compiled_changes_text(const GpuCompiledChange *c, unsigned n, StrBuf *out);
+
 #endif

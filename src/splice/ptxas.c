@@ -171,9 +171,12 @@ static void map_log(const StrBuf *raw, const char *tmp, const SpliceResult *res,
 	}
 }
 
-int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
-                 const SpliceResult *res, const char *module_name, PtxasCache *pc,
-                 StrBuf *log, Err *e)
+/* splice_ptxas with more ptxas flags (`flags`, NULL for none) and the
+ * cubin appended to *cubin when given and ptxas accepts the module (else
+ * -o /dev/null).  Only a plain run (no flags, no cubin) is cached. */
+static int run_ptxas(const char *text, size_t len, const char *arch, const char *entry,
+                     const char *flags, StrBuf *cubin, const SpliceResult *res,
+                     const char *module_name, PtxasCache *pc, StrBuf *log, Err *e)
 {
 	if (pc) {
 		pc->cached = false;
@@ -202,9 +205,10 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 	int rc = -1;
 	StrBuf cmd = STRBUF_INIT, raw = STRBUF_INIT, id = STRBUF_INIT, file = STRBUF_INIT;
 	char key[65] = "", *dir = NULL, *entry_path = NULL;
-	int slot = -1;
+	char out[4096];
+	int slot = -1, oslot = -1;
 	Err ig = ERR_INIT;
-	if (!(pc && pc->no_cache) && ptxas_identity(exe.p, &id, &ig) == 0 &&
+	if (!(pc && pc->no_cache) && !flags && !cubin && ptxas_identity(exe.p, &id, &ig) == 0 &&
 	    (dir = ptxas_cache_dir())) {
 		ptxas_cache_key(text, len, args.p, id.p, key);
 		StrBuf ep = STRBUF_INIT;
@@ -238,14 +242,29 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 		err_set(e, "cannot write '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
+	if (cubin) {
+		snprintf(out, sizeof out, "%s/d4r-splice-XXXXXX.cubin", tdir && *tdir ? tdir : "/tmp");
+		int ofd = temp_mkstemps(out, 6, &oslot);
+		if (ofd < 0) {
+			err_set(e, "cannot create a temporary file: %s", strerror(errno));
+			goto out;
+		}
+		close(ofd);
+	}
 	shell_quote(&cmd, exe.p);
+	if (flags) {
+		sb_addc(&cmd, ' ');
+		sb_adds(&cmd, flags);
+	}
 	sb_adds(&cmd, " -arch=");
 	shell_quote(&cmd, arch);
 	if (entry) {
 		sb_adds(&cmd, " -e ");
 		shell_quote(&cmd, entry);
 	}
-	sb_adds(&cmd, " -o /dev/null ");
+	sb_adds(&cmd, " -o ");
+	shell_quote(&cmd, cubin ? out : "/dev/null");
+	sb_addc(&cmd, ' ');
 	shell_quote(&cmd, tmp);
 	sb_adds(&cmd, " 2>&1");
 	FILE *pp = popen(cmd.p, "r");
@@ -265,9 +284,21 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
 		goto out;
 	}
 	rc = WEXITSTATUS(status) == 0 ? 0 : 1;
+	if (rc == 0 && cubin) {
+		char *data;
+		size_t n;
+		if (read_file(out, &data, &n, e) < 0) {
+			rc = -1;
+			goto out;
+		}
+		sb_addn(cubin, data, n);
+		free(data);
+	}
 	if (entry_path)
 		cache_write(dir, entry_path, rc, tmp, &raw);
 out:
+	if (oslot >= 0)
+		temp_remove(oslot);
 	if (slot >= 0)
 		temp_remove(slot);
 	err_release(&ig);
@@ -280,4 +311,17 @@ out:
 	sb_release(&cmd);
 	sb_release(&exe);
 	return rc;
+}
+
+int splice_ptxas(const char *text, size_t len, const char *arch, const char *entry,
+                 const SpliceResult *res, const char *module_name, PtxasCache *pc,
+                 StrBuf *log, Err *e)
+{
+	return run_ptxas(text, len, arch, entry, NULL, NULL, res, module_name, pc, log, e);
+}
+
+int splice_ptxas_cubin(const char *text, size_t len, const char *arch, const char *entry,
+                       const char *flags, StrBuf *cubin, StrBuf *log, Err *e)
+{
+	return run_ptxas(text, len, arch, entry, flags, cubin, NULL, "module", NULL, log, e);
 }

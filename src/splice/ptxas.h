@@ -56,6 +56,12 @@ int splice_ptxas(const char *text, size_t len, const char *arch, const char *ent
                  const SpliceResult *res, const char *module_name, PtxasCache *pc,
                  StrBuf *log, Err *e);
 
+/* splice_ptxas with more ptxas flags (`flags`, e.g. "-O3 -lineinfo"; NULL
+ * for none), the cubin appended to *cubin when ptxas accepts the module;
+ * never cached (the cubin is the point). */
+int splice_ptxas_cubin(const char *text, size_t len, const char *arch, const char *entry,
+                       const char *flags, StrBuf *cubin, StrBuf *log, Err *e);
+
 /*
  * The cache key (pure): lower-case hex sha256 of the cache's version line,
  * `identity` (ptxas_identity), `args` and text[0..len).

@@ -11,7 +11,7 @@ G="$TOP/tests/golden/splice"
 K="$TOP/tests/fixtures/ana/k.ptx"
 
 # The verbs and sub-verbs (the man page's COMMANDS), and the main job.
-verbs=(roundtrip extract phases show grep report splice recipe "recipe new" "recipe check"
+verbs=(roundtrip extract phases show grep report splice recipe "recipe new" "recipe check" "recipe best"
 	run diff check probe bisect profile capture replay)
 expect_rc 0 "$D4R" --list-verbs
 printf '%s\n' "${verbs[@]}" >"$T/want-verbs"

@@ -21,7 +21,7 @@ expect_no_grep "after the layer" "$T/err"
 typo "recipe: unknown sub-verb 'nwe' (did you mean 'new'?)" recipe nwe enc4 --phase 8
 expect_no_grep "unknown option" "$T/err"
 typo "recipe: unknown sub-verb 'chekc' (did you mean 'check'?)" recipe chekc x.json
-typo "recipe: unknown sub-verb 'frobnicate' (the sub-verbs are new or check)" recipe frobnicate
+typo "recipe: unknown sub-verb 'frobnicate' (the sub-verbs are new, check or best)" recipe frobnicate
 typo "unknown option '--phse' (did you mean '--phase'?)" enc4 --phse 8
 typo "unknown option '--recipie' (did you mean '--recipe'?)" splice enc4 --recipie x.json
 # --json: the error document says the same

@@ -6,7 +6,8 @@
 # 2 + warp % 3, the %globaltimer read 1000 x the warp; a module with probes
 # reports 40 registers (else 32) and times 0.26 ms (else 0.25: a 4%
 # overhead); "// mock: spill" in a module gives it 64 bytes of local memory
-# and a spill line in its JIT log.  So the figures printed are recomputed
+# and a spill line in its JIT log; "// mock: kernel/probed MS REGS STACK
+# STORES LOADS" replays the figures of a real run (section 5).  So the figures printed are recomputed
 # here from the kept module's line numbers: for a span of d lines over the
 # 32 warps of the layer (11 x 2d, 11 x 3d, 10 x 4d) the median is 3d, p10
 # (rank 4) 2d and p90 (rank 29) 4d.  This shows what profile does with what
@@ -63,6 +64,10 @@ expect_grep "^smoke profile \(recipe $R/phase-02.json\): 32 warps in 4 blocks, 3
 expect_grep "^  kernel    original 0.2500 ms, probed 0.2600 ms: overhead \+4.0%$" "$T/out"
 expect_grep "^            spliced  0.2500 ms, probed 0.2600 ms: overhead \+4.0% \(medians of 20 runs\)$" "$T/out"
 expect_grep "^            OVERHEAD ABOVE THE 3% TARGET" "$T/out"
+# the stand-in's probed build has 40 registers to the plain build's 32
+expect_grep "^  CHANGED   original: the probes changed the compiled kernel: registers 32 -> 40, 4% slower; the cycles below are of the probed kernel$" "$T/out"
+expect_grep "^  CHANGED   spliced: the probes changed the compiled kernel: registers 32 -> 40, 4% slower; " "$T/out"
+expect_grep "^  probes    10 clock reads, window all \(every phase\)$" "$T/out"
 # back-to-back reads on adjacent lines: 1 line x 2 in warp 0; blocks 8 warps apart
 expect_grep "^  clock     %clock64 \(low 32 bits\), resolution 2 cycles .*; blocks start over 24.0 us \(%globaltimer\)$" "$T/out"
 expect_grep "^  note      probes can change the scheduling around them" "$T/out"
@@ -150,3 +155,67 @@ expect_rc 2 env D4R_LIBCUDA=/nonexistent/libcuda.so.1 "$D4R" profile smoke --pha
 expect_grep "no CUDA driver" "$T/err"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["status"] == "error", j' "$T/out" ||
 	fail "--json on an error is not one JSON object"
+
+# 5. the figures of the H200 (gpu-logs/2026-12-01/part4/profile/f16.txt:
+# enc4 against its f16 layer) replayed by the stand-in: the probed kernels
+# ran 22.6% and 5.8% faster, with fewer spills.  Not "within the target":
+# the overhead is judged on its absolute value, and the changed compile is
+# said first, with the figures.
+sed 's|^.version 8.0|// mock: kernel 0.2895 255 928 2688 2668\n// mock: probed 0.2728 255 1016 1272 1272\n.version 8.0|' \
+	corpus/smoke/smoke.ptx >"$T/f16.ptx"
+sed -i 's|^.version 8.0|// mock: kernel 0.3449 255 1184 3120 3172\n// mock: probed 0.2669 255 1144 1724 1716\n.version 8.0|' \
+	corpus/smoke/smoke.ptx
+expect_rc 0 "$D4R" profile smoke --module "$T/f16.ptx"
+cp "$T/out" "$T/f16.txt"
+sed -n 2,3p "$T/out" >"$T/first"
+expect_grep "^  CHANGED   original: the probes changed the compiled kernel: local memory 1184 -> 1144 B, spill stores 3120 -> 1724 B, spill loads 3172 -> 1716 B, 23% faster; the cycles below are of the probed kernel$" "$T/first"
+expect_grep "^  CHANGED   spliced: the probes changed the compiled kernel: local memory 928 -> 1016 B, spill stores 2688 -> 1272 B, spill loads 2668 -> 1272 B, 6% faster; the cycles below are of the probed kernel$" "$T/first"
+expect_grep "^  probes    10 clock reads, window all \(every phase\)$" "$T/out"
+expect_grep "^  kernel    original 0.3449 ms, probed 0.2669 ms: overhead -22.6%$" "$T/out"
+expect_grep "^            spliced  0.2895 ms, probed 0.2728 ms: overhead -5.8% \(medians of 20 runs\)$" "$T/out"
+expect_grep "^            PROBED KERNEL FASTER BY MORE THAN 3%: the figures below are of a kernel the probes changed" "$T/out"
+expect_no_grep "within the" "$T/out"
+expect_no_grep "OVERHEAD ABOVE" "$T/out"
+expect_rc 0 "$D4R" profile smoke --module "$T/f16.ptx" --json
+python3 - "$T/out" <<'PY' || fail "bad --json for the H200's figures"
+import json, sys
+j = json.load(open(sys.argv[1]))
+ov = j["overhead_percent"]
+assert ov["met"] is False and ov["window"] == "all" and ov["reads"] == 10, ov
+assert abs(ov["original"] + 22.6) < 0.05 and abs(ov["spliced"] + 5.8) < 0.05, ov
+c = j["probes_changed_code"]
+assert c["original"]["changed"] and c["spliced"]["changed"], c
+f = c["original"]["figures"]
+assert f == {"local_bytes": {"plain": 1184, "probed": 1144},
+             "spill_store_bytes": {"plain": 3120, "probed": 1724},
+             "spill_load_bytes": {"plain": 3172, "probed": 1716}}, f
+assert c["spliced"]["figures"]["spill_store_bytes"] == {"plain": 2688, "probed": 1272}, c
+assert c["original"]["note"].startswith("the probes changed the compiled kernel: local memory 1184 -> 1144 B"), c
+assert c["original"]["note"].endswith("23% faster; the cycles below are of the probed kernel"), c
+PY
+
+# phase 8 with --window 7-9 on the H200 (phase-08-window.txt): 16.9%
+# faster, still not the kernel; the window and its reads are named
+sed -i -e 's|^// mock: kernel .*|// mock: kernel 0.3432 255 1184 3120 3172|' \
+	-e 's|^// mock: probed .*|// mock: probed 0.2853 255 968 2492 2684|' corpus/smoke/smoke.ptx
+expect_rc 0 "$D4R" profile smoke --phase 2 --window 2 --keep "$T/kw"
+reads=$(grep -c "// d4r-splice probe 0 value [0-9]*: read" "$T/kw/original.probed.ptx")
+[ "$reads" -gt 0 ] && [ "$reads" -lt 10 ] || fail "--window 2: $reads reads"
+expect_grep "^  CHANGED   original: the probes changed the compiled kernel: local memory 1184 -> 968 B, spill stores 3120 -> 2492 B, spill loads 3172 -> 2684 B, 17% faster" "$T/out"
+expect_grep "^  probes    $reads clock reads, window 2$" "$T/out"
+expect_grep "^  kernel    original 0.3432 ms, probed 0.2853 ms: overhead -16.9%$" "$T/out"
+expect_grep "^            PROBED KERNEL FASTER BY MORE THAN 3%" "$T/out"
+expect_rc 0 "$D4R" profile smoke --phase 2 --window 2 --json
+python3 -c '
+import json, sys
+ov = json.load(open(sys.argv[1]))["overhead_percent"]
+assert ov["window"] == "2" and ov["reads"] == int(sys.argv[2]) and ov["met"] is False, ov
+' "$T/out" "$reads" || fail "--window in --json"
+
+# a probed kernel 1.4% faster with the same compile: within the target, and
+# nothing said to have changed
+sed -i 's|^// mock: probed .*|// mock: probed 0.3384 255 1184 3120 3172|' corpus/smoke/smoke.ptx
+expect_rc 0 "$D4R" profile smoke --phase 2
+expect_grep "^  kernel    original 0.3432 ms, probed 0.3384 ms: overhead -1.4%$" "$T/out"
+expect_grep "^            overhead within the 3% target \(either way\)$" "$T/out"
+expect_no_grep "CHANGED|PROBED KERNEL FASTER" "$T/out"

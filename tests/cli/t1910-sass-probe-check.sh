@@ -8,16 +8,25 @@
 # stand-in sinks phase 1's first mma to the end of the kernel: phase 1 is
 # flagged with 1 instruction after its end read, exit 1.  What ptxas really
 # does is for scripts/gpu-profile on the GPU machine.
+# The architecture compiled for is the device's (the stand-in driver says
+# sm_90; the module's .target is made sm_89 here, as enc4's is), else, with
+# no driver, the .target, said so; D4R_SASS_ARCH overrides both.
 . "$D4R_TOP/tests/cli/lib.sh"
+. "$TOP/tests/cli/smoke-layer.sh"
 command -v python3 >/dev/null || skip "no python3"
+stand_in_driver
 mkdir -p "$T/cuda/bin"
-cp "$TOP/tests/fixtures/profile/fake-ptxas" "$T/cuda/bin/ptxas"
+cp "$TOP/tests/fixtures/profile/fake-ptxas" "$T/cuda/bin/ptxas.py"
 cp "$TOP/tests/fixtures/profile/fake-nvdisasm" "$T/cuda/bin/nvdisasm"
+# the stand-in ptxas, logging the -arch it is given
+printf '#!/bin/sh\nfor a; do case $a in -arch=*) echo "$a" >>"%s/arch.log";; esac; done\nexec python3 "%s/cuda/bin/ptxas.py" "$@"\n' \
+	"$T" "$T" >"$T/cuda/bin/ptxas"
 chmod +x "$T/cuda/bin/ptxas" "$T/cuda/bin/nvdisasm"
 export CUDA_HOME="$T/cuda"
 # the small three-phase kernel as a layer (the frame is not looked at)
 mkdir -p "$T/repo/recipes/smoke" "$T/repo/corpus/smoke" "$T/repo/ptx"
-cp "$TOP/tests/fixtures/bisect/mma3.ptx" "$T/repo/corpus/smoke/smoke.ptx"
+sed 's/^\.target sm_90/.target sm_89/' "$TOP/tests/fixtures/bisect/mma3.ptx" >"$T/repo/corpus/smoke/smoke.ptx"
+grep -q '^\.target sm_89' "$T/repo/corpus/smoke/smoke.ptx" || fail "no .target to change"
 head -c 1024 /dev/zero >"$T/repo/corpus/smoke/oracle.frame"
 sha=$(sha256sum "$T/repo/corpus/smoke/oracle.frame" | cut -d" " -f1)
 cat >"$T/repo/recipes/smoke/layer.json" <<JSON
@@ -69,7 +78,8 @@ PY
 read -r p1 p2 p3 pro <<<"$counts"
 [ "$p1" = 2 ] && [ "$p2" = 1 ] && [ "$p3" = 1 ] || fail "the mma lines between the reads: $counts"
 expect_rc 0 "$TOP/scripts/sass-probe-check" "$T/k"
-expect_grep "^== original \(pattern, sm_90\): [0-9]+ SASS instructions .*, 0 unattributed, 10 reads found of 10$" "$T/out"
+expect_grep "^== original \(pattern, sm_90 of the device\): [0-9]+ SASS instructions .*, 0 unattributed, 10 reads found of 10$" "$T/out"
+[ "$(sort -u "$T/arch.log")" = "-arch=sm_90" ] || fail "ptxas was given $(sort -u "$T/arch.log" | tr '\n' ' ')"
 expect_grep "^   phase 1 +$p1 +0 +0 *$" "$T/out"
 expect_grep "^   phase 2 +$p2 +0 +0 *$" "$T/out"
 expect_grep "^   kernel start to phase +$pro +0 +0 *$" "$T/out"
@@ -81,6 +91,20 @@ FAKE_MOVE=$mma expect_rc 1 "$TOP/scripts/sass-probe-check" "$T/k"
 expect_grep "^   phase 1 +$p1 +0 +1 FLAG$" "$T/out"
 expect_grep "^   phase 2 +$p2 +0 +0 *$" "$T/out"
 grep -q $'^original\tphase 1\t2\t0\t1\tFLAG$' "$T/k/sass-probe-check.tsv" || fail "the tsv does not flag phase 1"
+
+# no driver: the module's .target, said so; the override
+rm -f "$T/arch.log"
+D4R_LIBCUDA=/nonexistent/libcuda.so.1 expect_rc 0 "$TOP/scripts/sass-probe-check" "$T/k"
+expect_grep "^== original \(pattern, sm_89 of the module's .target: no CUDA device \(cannot load /nonexistent/libcuda.so.1" "$T/out"
+[ "$(sort -u "$T/arch.log")" = "-arch=sm_89" ] || fail "ptxas was given $(sort -u "$T/arch.log" | tr '\n' ' ')"
+D4R_SASS_ARCH=sm_100a expect_rc 0 "$TOP/scripts/sass-probe-check" "$T/k"
+expect_grep "^== spliced \(pattern, sm_100a as asked \(\\\$D4R_SASS_ARCH\)\)" "$T/out"
+expect_rc 0 "$TOP/scripts/sass-probe-check" "$T/k" sm_86
+expect_grep "^== original \(pattern, sm_86 as asked\)" "$T/out"
+expect_rc 0 "$TOP/scripts/device-arch" "$T/k/original.probed.ptx"
+expect_grep "^sm_90$" "$T/out"
+D4R_SASS_ARCH=90 expect_rc 2 "$TOP/scripts/device-arch"
+expect_grep "D4R_SASS_ARCH='90' is not sm_NN" "$T/err"
 
 expect_rc 2 "$TOP/scripts/sass-probe-check"
 expect_rc 2 "$TOP/scripts/sass-probe-check" "$T/nothing"

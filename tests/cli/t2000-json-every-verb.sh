@@ -41,7 +41,7 @@ for l in lines:
 for v, p, k in entries:
     print("%s\t%s\t%s" % (v, p, " ".join(k)))
 PY
-want="phases show grep report roundtrip extract recipe new recipe check splice probe diff run check bisect profile replay job"
+want="phases show grep report roundtrip extract recipe new recipe check recipe best splice probe diff run check bisect profile replay job"
 have=$(cut -f1 "$T/keys" | uniq | tr '\n' ' ' | sed 's/ $//')
 [ "$have" = "$want" ] || fail "the man page lists JSON keys for '$have', expected '$want'"
 
@@ -204,6 +204,10 @@ assert docs["job"]["oracle"] == "corpus/smoke/oracle.frame", docs["job"]["oracle
 c = docs["recipe new"]["cut"]
 assert c == {"stmt_range": [10, 10], "line_range": [22, 22], "mma": 1}, c
 PY
+# the best-of layer of a one-phase ranking, proven by check's document
+echo '{"layer": "smoke", "ranking": [{"phase": 1, "variants": [{"variant": "mma", "ratio": 1.0}]}]}' >"$T/rank.json"
+json "recipe best" 0 "$D4R" recipe best smoke --ranking "$T/rank.json" --proof "$T/check.json" --json
+rm -f recipes/smoke/phase-01-best.json
 
 # The JSON says what the lines say.
 expect_rc 0 "$D4R" grep "$M" 'mma|ret'

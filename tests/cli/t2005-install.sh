@@ -36,7 +36,7 @@ bash -c '
 . "$1"
 t() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _d4r_splice; echo "${COMPREPLY[*]}"; }
 [ "$(t d4r-splice ph)" = phases ] || { echo "verbs: $(t d4r-splice ph)"; exit 1; }
-[ "$(t d4r-splice recipe "")" = "new check" ] || { echo "recipe: $(t d4r-splice recipe "")"; exit 1; }
+[ "$(t d4r-splice recipe "")" = "new check best" ] || { echo "recipe: $(t d4r-splice recipe "")"; exit 1; }
 [ "$(t d4r-splice check enc4 --sha)" = --shard ] || { echo "check: $(t d4r-splice check enc4 --sha)"; exit 1; }
 [ "$(t d4r-splice probe --at "")" = "phase-end epilogue-end" ] || { echo "--at: $(t d4r-splice probe --at "")"; exit 1; }
 [ "$(t d4r-splice splice --check=p)" = --check=ptxas ] || { echo "--check=: $(t d4r-splice splice --check=p)"; exit 1; }

@@ -18,6 +18,13 @@
  * its kernels then faults or spins) or "// mock: off-by-one" (pattern's
  * byte 700 is one more).
  *
+ * Figures of a real run can be replayed: "// mock: kernel MS REGS STACK
+ * STORES LOADS" gives a module without probes that kernel time, registers,
+ * stack (local memory), spill stores and loads (bytes, in the verbose JIT
+ * log and cuFuncGetAttribute); "// mock: probed ..." the same for a module
+ * with the probe layer's lines (which also holds the first marker, being
+ * the module with probes added).
+ *
  * A module instrumented by the probe layer (splice/probe.h) declares its
  * dump symbol, which cuModuleGetGlobal hands out; a launch of any kernel of
  * such a module, once the host has set the symbol, does what the probes
@@ -97,6 +104,7 @@ typedef struct {
 static CUresult sticky;           /* the context's sticky error */
 static int pending_spin;          /* the next synchronise never returns */
 static int last_probed;           /* the last launch ran a module with probes */
+static float last_ms;             /* and its "// mock: kernel/probed" time, or 0 */
 static int links, modules_loaded; /* compiles, and cubins loaded */
 static MockArray *objects[64];    /* texture / surface handles - 1 */
 static size_t nobjects;
@@ -193,6 +201,21 @@ static void jit_meet(const char *text)
 }
 
 /* "Compiles": PTX with "bogus" in it fails with a ptxas-style log. */
+/* The "// mock: kernel ..." or "// mock: probed ..." figures of a module's
+ * text (the second when it has probes); 0 when it has no such marker. */
+typedef struct {
+	float ms;
+	int regs, stack, stores, loads;
+} MockFigures;
+static int mock_figures(const char *text, MockFigures *f)
+{
+	const char *want = strstr(text, "d4r-splice probe") ? "// mock: probed " : "// mock: kernel ";
+	const char *m = strstr(text, want);
+	memset(f, 0, sizeof *f);
+	return m && sscanf(m + strlen(want), "%f %d %d %d %d", &f->ms, &f->regs, &f->stack,
+	                   &f->stores, &f->loads) == 5;
+}
+
 static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **val)
 {
 	mock_event("jit-begin");
@@ -218,6 +241,9 @@ static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **
 			 * "// mock: spill" */
 			const char *en = strstr(text, ".entry ");
 			int nl = 0, sp = strstr(text, "// mock: spill") != NULL;
+			MockFigures fg, dflt = {0, 32, sp ? 64 : 0, sp ? 64 : 0, sp ? 60 : 0};
+			if (!mock_figures(text, &fg))
+				fg = dflt;
 			while (en && en[7 + nl] && en[7 + nl] != '(' && nl < 64)
 				nl++;
 			if (verbose && en)
@@ -227,8 +253,8 @@ static CUresult compile(const char *text, unsigned n, CUjit_option *opt, void **
 				         "ptxas info    : Function properties for %.*s\n"
 				         "    %d bytes stack frame, %d bytes spill stores, %d bytes spill "
 				         "loads\n"
-				         "ptxas info    : Used 32 registers, 0 bytes smem",
-				         nl, en + 7, nl, en + 7, sp ? 64 : 0, sp ? 64 : 0, sp ? 60 : 0);
+				         "ptxas info    : Used %d registers, 0 bytes smem",
+				         nl, en + 7, nl, en + 7, fg.stack, fg.stores, fg.loads, fg.regs);
 			else
 				snprintf(val[i], 64, "ptxas info    : stand-in compile");
 		}
@@ -324,10 +350,17 @@ static CUresult m_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v
 	return CUDA_SUCCESS;
 }
 /* Registers: 40 with probes, else 32; local memory 64 bytes with
- * "// mock: spill"; shared memory 0. */
+ * "// mock: spill"; shared memory 0; or the "// mock: kernel/probed"
+ * figures. */
 static CUresult m_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f)
 {
 	const char *text = ((MockFunc *)f)->mod->text;
+	MockFigures fg;
+	if (mock_figures(text, &fg) &&
+	    (a == CU_FUNC_ATTRIBUTE_NUM_REGS || a == CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)) {
+		*pi = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? fg.regs : fg.stack;
+		return CUDA_SUCCESS;
+	}
 	*pi = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? (strstr(text, "d4r-splice probe") ? 40 : 32)
 	      : a == CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES ? (strstr(text, "// mock: spill") ? 64 : 0)
 	      : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
@@ -648,6 +681,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	else if (!sticky && !pending_spin)
 		probe_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
 	last_probed = strstr(mf->mod->text, "d4r-splice probe") != NULL;
+	MockFigures fg;
+	last_ms = mock_figures(mf->mod->text, &fg) ? fg.ms : 0;
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuStreamCreate(CUstream *s, unsigned int f)
@@ -666,11 +701,12 @@ static CUresult m_cuEventCreate(CUevent *e, unsigned int f)
 }
 static CUresult m_cuEventRecord(CUevent e, CUstream s) { (void)e, (void)s; return sticky; }
 static CUresult m_cuEventSynchronize(CUevent e) { (void)e; return sync_now(); }
-/* 0.25 ms, and 4% more after a launch of a module with probes. */
+/* 0.25 ms, and 4% more after a launch of a module with probes; or the
+ * last launch's "// mock: kernel/probed" time. */
 static CUresult m_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
 	(void)a, (void)b;
-	*ms = last_probed ? 0.26f : 0.25f;
+	*ms = last_ms > 0 ? last_ms : last_probed ? 0.26f : 0.25f;
 	return sticky;
 }
 static CUresult m_cuEventDestroy(CUevent e) { (void)e; return CUDA_SUCCESS; }
@@ -802,6 +838,7 @@ static void reset_mock(void)
 {
 	sticky = CUDA_SUCCESS;
 	pending_spin = 0;
+	last_ms = 0;
 	links = modules_loaded = 0;
 	nobjects = 0;
 }

@@ -1,0 +1,92 @@
+/*
+ * profile_internal.h - what profile.c (one spliced module, its profile and
+ * output) and profile_variants.c (a list of variants, ranked per phase)
+ * share.
+ */
+#ifndef D4R_CMD_PROFILE_INTERNAL_H
+#define D4R_CMD_PROFILE_INTERNAL_H
+
+#include "base/numlist.h"
+#include "cmd.h"
+#include "gpu/manifest.h"
+#include "gpu/probe.h"
+#include "splice/multi.h"
+#include "splice/probe.h"
+#include "splice/profile.h"
+#include "splice/splice.h"
+
+#include <cjson/cJSON.h>
+
+/* the probes' overhead may be this many percent either way */
+#define OVERHEAD_TARGET 3.0
+
+typedef struct {
+	const char *layer, *recipe_opt, *module_opt, *phases_opt, *variant, *corpus;
+	const char *chart, *keep;
+	unsigned phase, runs;
+	NumList window;
+	double timeout;
+	bool json, no_cache, force, no_run, sass;
+	Manifest mf;
+	char *module_path;
+	LoadedModule lm;
+	const Func *fo;
+	SpliceResult sr;
+	SpliceManyResult sm;
+	Recipe rcp, *sel;
+	size_t nsel;
+	StrBuf spliced;
+	char *source;
+	VEC(ProbeCut) cuts;
+	Module *ms;
+	const Func *fs;
+	unsigned grid[3], block[3];
+	ProfilePlan po, ps;
+	ProbeResult ro, rs;
+	StrBuf red[4];
+} Prof;
+
+/* What the probes did to one module's compiled kernel (plain vs probed). */
+typedef struct {
+	GpuCompiledChange c[4];
+	unsigned n;
+} ProbeChange;
+
+/* What one variant's run leaves for the ranking of a variant list. */
+typedef struct {
+	const char *variant;
+	char *source, *message;
+	double ms[4]; /* original, spliced, and both probed: median kernel ms */
+	double ov_o, ov_s;
+	ProbeChange ch_o, ch_s;
+	bool ok, same_frame;
+	size_t n;
+	uint32_t *phase;
+	double *orig, *spl; /* median cycles of each phase plus its epilogue; -1: unread */
+} VariantRun;
+
+/* |pct| within OVERHEAD_TARGET */
+bool overhead_met(double pct);
+/* "the probes changed the compiled kernel: spill stores 3120 -> 1724 B, 22%
+ * faster; the cycles below are of the probed kernel"; nothing when they
+ * did not */
+void probe_change_text(const ProbeChange *pc, double ov, StrBuf *sb);
+cJSON *probe_change_json(const ProbeChange *pc, double ov);
+
+/*
+ * Everything after the options: the spliced module, the four modules run,
+ * the figures printed.  With vr (one variant of a list) nothing is printed
+ * but errors: vr gets the kernel times, the probes' verdict and the
+ * cycles of each phase and its epilogue.  Returns the exit status.
+ */
+int profile_body(Prof *p, VariantRun *vr);
+
+/* `--sass` (profile_sass.c): SASS instructions per phase and epilogue of
+ * the original and the spliced module, offline.  Returns the exit status. */
+int profile_sass(Prof *p);
+
+/* `--variant A,B,...` (profile_variants.c): each variant profiled, then
+ * ranked per phase.  Returns the exit status. */
+int profile_variants(Prof *base, OptParse *op);
+
+#endif
