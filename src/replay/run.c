@@ -233,6 +233,25 @@ typedef struct {
 	bool lost;
 } Dev;
 
+/* A child's device for replays: the driver, a context on `device` (the
+ * driver's own JIT cache off unless the user set it: the image cache is
+ * ours), the layer's buffers, a stream and two events.  0, or -1 with the
+ * message; what was opened is in *d either way, for the caller's release. */
+static int dev_open(GpuChan *ch, const Manifest *mf, int device, Dev *d, Err *e)
+{
+	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
+	gpu_chan_stage(ch, "context");
+	if (gpu_driver_load(e) < 0 || gpu_context_open(device, &d->ctx, e) < 0 ||
+	    gpu_layer_open(mf, &d->L, e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+	                 e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev0, CU_EVENT_DEFAULT), "cuEventCreate", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev1, CU_EVENT_DEFAULT), "cuEventCreate", e) < 0)
+		return -1;
+	return 0;
+}
+
 /* The dump: the state into st, sent as 'S'. */
 static int take_state(const ReplayJob *j, Dev *d, Rec *r, ReplayState *st, Err *e)
 {
@@ -491,17 +510,7 @@ static int child(void *argp, GpuChan *ch)
 	ReplayState st;
 	memset(&st, 0, sizeof st);
 	int rc = 1;
-	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
-		setenv("CUDA_CACHE_DISABLE", "1", 1);
-	gpu_chan_stage(ch, "context");
-	if (gpu_driver_load(&e) < 0 || gpu_context_open(j->device, &d.ctx, &e) < 0 ||
-	    gpu_layer_open(j->mf, &d.L, &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuStreamCreate(&d.s, CU_STREAM_NON_BLOCKING),
-	                 "cuStreamCreate", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev0, CU_EVENT_DEFAULT), "cuEventCreate",
-	                 &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev1, CU_EVENT_DEFAULT), "cuEventCreate",
-	                 &e) < 0)
+	if (dev_open(ch, j->mf, j->device, &d, &e) < 0)
 		goto fail;
 	sb_addc(&r.out, 'D');
 	rec_u64(&r, strlen(d.ctx.name));
@@ -714,17 +723,7 @@ static int many_child(void *argp, GpuChan *ch)
 	memset(&d, 0, sizeof d);
 	Rec r = {ch, STRBUF_INIT};
 	int rc = 1;
-	if (!getenv("CUDA_CACHE_DISABLE") && !getenv("CUDA_CACHE_PATH"))
-		setenv("CUDA_CACHE_DISABLE", "1", 1);
-	gpu_chan_stage(ch, "context");
-	if (gpu_driver_load(&e) < 0 || gpu_context_open(j->device, &d.ctx, &e) < 0 ||
-	    gpu_layer_open(j->mf, &d.L, &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuStreamCreate(&d.s, CU_STREAM_NON_BLOCKING),
-	                 "cuStreamCreate", &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev0, CU_EVENT_DEFAULT), "cuEventCreate",
-	                 &e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d.ev1, CU_EVENT_DEFAULT), "cuEventCreate",
-	                 &e) < 0)
+	if (dev_open(ch, j->mf, j->device, &d, &e) < 0)
 		goto fail;
 	for (size_t i = 0; i < j->n; i++) {
 		const ReplayItem *x = &j->items[i];
