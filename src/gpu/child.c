@@ -129,11 +129,15 @@ void gpu_child_watch(GpuChildWatch fn, void *ctx)
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_limit_s,
-                  GpuChildResult *r, Err *e)
+/* A child that has been forked and not yet waited for. */
+typedef struct {
+	pid_t pid;
+	int fd;    /* the read end of its pipe */
+	double t0; /* when it was forked */
+} Started;
+
+static int child_start(GpuChildBody body, void *arg, Started *c, Err *e)
 {
-	memset(r, 0, sizeof(*r));
-	r->stage = xstrdup("");
 	int fds[2];
 	pthread_mutex_lock(&fork_lock);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
@@ -146,7 +150,7 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 	 * compiled-image cache's) when a signal ends it; the parent passes a
 	 * terminating signal on to it (base/temp.h). */
 	temp_install();
-	double t0 = now_seconds();
+	c->t0 = now_seconds();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int er = errno;
@@ -171,7 +175,18 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 	close(fds[1]);
 	pthread_mutex_unlock(&fork_lock);
 	temp_child_add(pid);
+	c->pid = pid;
+	c->fd = fds[0];
+	return 0;
+}
 
+/* Reads what the started child sends until it ends, within the limits;
+ * its verdict into r (set up by the caller).  Always 0. */
+static int child_wait(Started *c, double timeout_s, double jit_limit_s, GpuChildResult *r)
+{
+	pid_t pid = c->pid;
+	double t0 = c->t0;
+	int fds[1] = {c->fd};
 	double deadline = t0 + jit_limit_s;
 	char *stage_seen = xstrdup("");
 	double stage_t0 = t0;
@@ -286,6 +301,17 @@ int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_lim
 	return 0;
 }
 
+int gpu_child_run(GpuChildBody body, void *arg, double timeout_s, double jit_limit_s,
+                  GpuChildResult *r, Err *e)
+{
+	memset(r, 0, sizeof(*r));
+	r->stage = xstrdup("");
+	Started c;
+	if (child_start(body, arg, &c, e) < 0)
+		return -1;
+	return child_wait(&c, timeout_s, jit_limit_s, r);
+}
+
 void gpu_child_result_release(GpuChildResult *r)
 {
 	for (size_t i = 0; i < r->nrecs; i++) {
@@ -300,8 +326,16 @@ void gpu_child_result_release(GpuChildResult *r)
 
 /* ---- children side by side ------------------------------------------------- */
 
+/*
+ * Every child is forked from this thread before any waiting thread exists,
+ * so no thread of ours is inside malloc (or holds any other lock) when a
+ * child is made.  glibc's malloc survives a fork from a busy process, but
+ * the sanitizers' allocators (GCC 12, LLVM 14) do not: a child forked
+ * while another thread allocated would wait forever for a lock that no
+ * thread of its own holds.  The threads only read pipes and wait.
+ */
 typedef struct {
-	GpuChildBody body;
+	Started c;
 	GpuChildTask *task;
 	double timeout_s, jit_limit_s;
 } Side;
@@ -309,8 +343,7 @@ typedef struct {
 static void *side_thread(void *p)
 {
 	Side *s = p;
-	s->task->rc = gpu_child_run(s->body, s->task->arg, s->timeout_s, s->jit_limit_s,
-	                            &s->task->cr, &s->task->e);
+	s->task->rc = child_wait(&s->c, s->timeout_s, s->jit_limit_s, &s->task->cr);
 	return NULL;
 }
 
@@ -321,17 +354,40 @@ void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double 
 	pthread_t *th = xcalloc(n + 1, sizeof(pthread_t));
 	bool *started = xcalloc(n + 1, sizeof(bool));
 	double t0 = now_seconds();
-	for (size_t k = 0; k < n; k++) {
-		sides[k] = (Side){body, &tasks[k], timeout_s, jit_limit_s};
-		tasks[k].e = (Err)ERR_INIT;
-		if (!serial && pthread_create(&th[k], NULL, side_thread, &sides[k]) == 0)
-			started[k] = true;
-		else
-			side_thread(&sides[k]);
+	if (serial) {
+		for (size_t k = 0; k < n; k++) {
+			tasks[k].e = (Err)ERR_INIT;
+			tasks[k].rc = gpu_child_run(body, tasks[k].arg, timeout_s, jit_limit_s,
+			                            &tasks[k].cr, &tasks[k].e);
+		}
+	} else {
+		for (size_t k = 0; k < n; k++) {
+			GpuChildResult *r = &tasks[k].cr;
+			memset(r, 0, sizeof(*r));
+			r->stage = xstrdup("");
+			tasks[k].e = (Err)ERR_INIT;
+			sides[k] = (Side){{0}, &tasks[k], timeout_s, jit_limit_s};
+			tasks[k].rc = child_start(body, tasks[k].arg, &sides[k].c, &tasks[k].e);
+			if (tasks[k].rc < 0) {
+				free(r->stage);
+				r->stage = NULL;
+			}
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (tasks[k].rc < 0)
+				continue;
+			if (pthread_create(&th[k], NULL, side_thread, &sides[k]) == 0)
+				started[k] = true;
+		}
+		/* a child whose waiting thread could not be made is waited for
+		 * here, the others meanwhile by their threads */
+		for (size_t k = 0; k < n; k++)
+			if (tasks[k].rc == 0 && !started[k])
+				side_thread(&sides[k]);
+		for (size_t k = 0; k < n; k++)
+			if (started[k])
+				pthread_join(th[k], NULL);
 	}
-	for (size_t k = 0; k < n; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
 	if (wall_s)
 		*wall_s = now_seconds() - t0;
 	free(sides);

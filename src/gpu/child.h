@@ -92,9 +92,10 @@ typedef struct {
 /*
  * Runs body(tasks[i].arg) for every task, each in a child of its own
  * (gpu_child_run, with the same limits for all), every child at the same
- * time: one thread per task starts its child and waits for it.  With
- * `serial`, or where a thread cannot be made, one after the other in this
- * thread.  Returns when every child has ended; *wall_s (may be NULL) gets
+ * time: this thread forks every child, then one thread per task waits for
+ * its child (so that no fork is made while another thread allocates).  With
+ * `serial`, one after the other in this thread; a child whose thread cannot
+ * be made is waited for in this thread.  Returns when every child has ended; *wall_s (may be NULL) gets
  * the seconds from the first start to the last end.
  */
 void gpu_child_run_all(GpuChildBody body, GpuChildTask *tasks, size_t n, double timeout_s,
