@@ -30,6 +30,9 @@ grep -qx 'd4r-splice enc4 --phase 8' "$T/cmds" || fail "the Quick start does not
 driver=0
 if [ -n "${D4R_LIBCUDA:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then driver=1; fi
 cd "$T/clone"
+# a new user's shell: no settings of the make that runs this suite (make
+# asan's BUILD=build-asan would send the Quick start's build elsewhere)
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES BUILD OPT SANITIZE
 n=0
 # one shell for all of them, as a user's terminal: export PATH carries over
 exec 3<"$T/cmds"

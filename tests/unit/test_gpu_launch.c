@@ -410,12 +410,37 @@ static CUresult m_cuLinkDestroy(CUlinkState s)
 	free(l);
 	return CUDA_SUCCESS;
 }
+#ifdef D4R_MOCK_SO
+/* Device memory of the shared stand-in: pages of their own, as the driver's
+ * are, not the heap's (under a sanitizer the heap sits at the same fixed
+ * addresses in every process, so a layer captured in one process could not
+ * be given its recorded addresses in another). */
+static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
+{
+	void *q = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	track(*p = (CUdeviceptr)(uintptr_t)q, n ? n : 1);
+	return CUDA_SUCCESS;
+}
+static CUresult m_cuMemFree(CUdeviceptr p)
+{
+	for (size_t i = 0; i < 256; i++)
+		if (allocs[i].p == p) {
+			munmap((void *)(uintptr_t)p, allocs[i].n);
+			break;
+		}
+	track(p, 0);
+	return CUDA_SUCCESS;
+}
+#else
 static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
 	track(*p = (CUdeviceptr)(uintptr_t)calloc(1, n), n);
 	return CUDA_SUCCESS;
 }
 static CUresult m_cuMemFree(CUdeviceptr p) { track(p, 0); free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+#endif
 static CUresult m_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
 {
 	memcpy((void *)(uintptr_t)d, s, n);
