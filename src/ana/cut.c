@@ -141,13 +141,72 @@ static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t
 		        (int)na, oa.p, b, (int)nb, ob.p, space_name(ma.store));
 	else if (how == RW_BACK_EDGE)
 		sb_addf(&c->rw_reason,
-		        "s%u %.*s reads %s memory that s%u %.*s writes in the iteration before "
-		        "(the loop's back edge s%u)\n",
+		        "s%u %.*s reads %s memory that s%u %.*s writes in the "
+		        "iteration before (the loop's back edge s%u)\n",
 		        a, (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p, edge);
 	else
 		sb_addf(&c->rw_reason,
 		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
 		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+}
+
+/*
+ * Where control leaves [first, last]: past its last statement when the
+ * range ends inside a block (after_last), and the blocks outside it that a
+ * block ending in the range goes to: the fall-through after the last
+ * statement, a branch out of the range's middle, and a back edge to a loop
+ * header before `first`.  A back edge to a header inside the range stays
+ * in it: a cut that ends on the loop's back edge has no live-out through
+ * it (what the next iteration reads is the range's own business).
+ */
+typedef struct {
+	bool after_last;
+	VEC(uint32_t) blocks;
+} RangeExits;
+
+static void range_exits(Dataflow *df, uint32_t first, uint32_t last, RangeExits *x)
+{
+	memset(x, 0, sizeof *x);
+	for (uint32_t b = df->blk_of[first]; b < df->nblk && df->blk_start[b] <= last;
+	     b++) {
+		if (df->blk_start[b + 1] - 1 > last) {
+			x->after_last = true; /* the range ends inside b */
+			continue;
+		}
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++) {
+			uint32_t t = df->blk_start[df->succ[i]];
+			if (t < first || t > last)
+				VEC_PUSH(x->blocks, df->succ[i]);
+		}
+	}
+}
+
+/* Is r live where control leaves the range?  *use gets the first use of
+ * its value there: after the range in statement order when it is live past
+ * the last statement, else in (or after) the first exit block it is live
+ * into. */
+static bool live_at_exits(Dataflow *df, const RangeExits *x, uint32_t last, uint32_t r,
+                          uint32_t *use)
+{
+	if (x->after_last && df_live_after(df, last, r)) {
+		*use = df_first_use_after(df, last, r);
+		return true;
+	}
+	for (size_t i = 0; i < x->blocks.n; i++) {
+		uint32_t v = x->blocks.v[i];
+		if (!df_live_in_block(df, v, r))
+			continue;
+		uint32_t lo = df->ruse_off[r], hi = df->ruse_off[r + 1];
+		uint32_t p = lower_bound(df->ruse, lo, hi, df->blk_start[v]);
+		if (p < hi && df->ruse[p] < df->blk_start[v + 1])
+			*use = df->ruse[p];
+		else
+			*use = df_first_use_after(df, df->blk_start[v + 1] - 1, r);
+		if (*use == UINT32_MAX)
+			*use = last; /* never: live means read on some path */
+		return true;
+	}
+	return false;
 }
 
 int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e)
@@ -220,7 +279,9 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			out->live_in.v[at] = cr;
 		}
 
-	/* live-out: defined in the range, live after it */
+	/* live-out: defined in the range, live where control leaves it */
+	RangeExits ex;
+	range_exits(df, first, last, &ex);
 	memset(seen, 0, (W + 1) * sizeof(uint64_t));
 	for (uint32_t s = first; s <= last; s++) {
 		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
@@ -228,16 +289,17 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			if (bit_get(seen, r))
 				continue;
 			bit_set(seen, r);
-			if (!df_live_after(df, last, r))
+			uint32_t use;
+			if (!live_at_exits(df, &ex, last, r, &use))
 				continue;
 			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
 			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
-			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r),
-			             false};
+			CutReg cr = {r, df->rdef[p - 1], use, false};
 			VEC_PUSH(out->live_out, cr);
 		}
 	}
 	free(seen);
+	VEC_FREE(ex.blocks);
 
 	/* memory effects */
 	VEC(MemAcc) stores = {0};
@@ -260,7 +322,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			for (size_t i = stores.n; i-- > 0;)
 				if (conflicts(&stores.v[i], &acc)) {
 					out->rw_dependency = true;
-					cut_reason(out, df, s, stores.v[i].stmt, me, RW_EARLIER, 0);
+					cut_reason(out, df, s, stores.v[i].stmt, me,
+					           RW_EARLIER, 0);
 					break;
 				}
 		}
@@ -286,8 +349,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 				MemAcc acc = mem_acc(df, s, me);
 				if (conflicts(&stores.v[i], &acc)) {
 					out->rw_dependency = true;
-					cut_reason(out, df, s, stores.v[i].stmt, me, RW_BACK_EDGE,
-					           lp[k].back);
+					cut_reason(out, df, s, stores.v[i].stmt, me,
+					           RW_BACK_EDGE, lp[k].back);
 					break;
 				}
 			}
@@ -335,7 +398,8 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			for (size_t j = 0; j < after.n; j++)
 				if (conflicts(&stores.v[i], &after.v[j])) {
 					out->rw_dependency = true;
-					cut_reason(out, df, stores.v[i].stmt, after.v[j].stmt, stores.v[i].me,
+					cut_reason(out, df, stores.v[i].stmt,
+					           after.v[j].stmt, stores.v[i].me,
 					           RW_AFTER, 0);
 					break;
 				}

@@ -306,7 +306,9 @@ int cmd_phases(int argc, char **argv)
 				cJSON *pj = phase_json(m, &pl.v[i]);
 				if (odf)
 					cJSON_AddItemToObject(pj, "operands", facts_phase_json(odf, &pl, &pl.v[i]));
-				cJSON *gj = odf ? inflight_json(odf, pl.v[i].first, pl.v[i].last, true) : NULL;
+				cJSON *gj = odf ? inflight_json(odf, pl.v[i].first,
+				                                pl.v[i].last, true)
+				                : NULL;
 				if (gj)
 					cJSON_AddItemToObject(pj, "groups_in_flight", gj);
 				else

@@ -602,9 +602,9 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				               "completes it (undefined in the "
 				               "PTX ISA; ptxas injects waits), and no "
 				               "wgmma.wait_group in the cut "
-				               "s%u..s%u does: cut through the wait (the "
-				               "phase with its epilogue, "
-				               "or a statement range) to perturb it",
+				               "s%u..s%u does: cut through the wait to "
+				               "perturb it (recipe new --phase N "
+				               "--through-wait, or a statement range)",
 				               i, cut->first, cut->last);
 			}
 			StrBuf dn = STRBUF_INIT;
