@@ -365,8 +365,6 @@ typedef struct WgGroups WgGroups;
  * groups of the wgmma.mma_async at writers[0..nw) (any order; nw may be 0). */
 WgGroups *groups_build(Dataflow *df, const uint32_t *writers, size_t nw);
 void groups_free(WgGroups *g);
-/* Does the function have a wgmma statement at all? */
-bool groups_any(const WgGroups *g);
 WgState groups_before(const WgGroups *g, uint32_t stmt);
 WgState groups_after(const WgGroups *g, uint32_t stmt);
 /* The first wgmma.wait_group in [from, to] (statement order) where the

@@ -46,7 +46,6 @@ struct WgGroups {
 	uint8_t *kind;   /* per statement: WK_* */
 	uint8_t *wait_n; /* WK_WAIT: N, or 255 when not a constant */
 	uint8_t *writer; /* per statement: a writer */
-	bool any;        /* the function has a wgmma statement */
 };
 
 static uint8_t wg_kind(const Module *m, const Stmt *s, uint8_t *n)
@@ -131,7 +130,6 @@ WgGroups *groups_build(Dataflow *df, const uint32_t *writers, size_t nw)
 	g->in = xcalloc(nb + 1, sizeof(WgState));
 	for (uint32_t i = 0; i < n; i++) {
 		g->kind[i] = wg_kind(m, func_stmt(m, f, i), &g->wait_n[i]);
-		g->any |= g->kind[i] != WK_OTHER;
 	}
 	for (size_t i = 0; i < nw; i++)
 		if (writers[i] < n)
@@ -181,11 +179,6 @@ void groups_free(WgGroups *g)
 	free(g->wait_n);
 	free(g->writer);
 	free(g);
-}
-
-bool groups_any(const WgGroups *g)
-{
-	return g->any;
 }
 
 WgState groups_after(const WgGroups *g, uint32_t stmt)
