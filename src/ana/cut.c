@@ -198,7 +198,9 @@ static bool live_at_exits(Dataflow *df, const RangeExits *x, uint32_t last, uint
 			continue;
 		uint32_t lo = df->ruse_off[r], hi = df->ruse_off[r + 1];
 		uint32_t p = lower_bound(df->ruse, lo, hi, df->blk_start[v]);
-		if (p < hi && df->ruse[p] < df->blk_start[v + 1])
+		if (df->blk_start[v] == last + 1)
+			*use = df_first_use_after(df, last, r); /* the fall-through */
+		else if (p < hi && df->ruse[p] < df->blk_start[v + 1])
 			*use = df->ruse[p];
 		else
 			*use = df_first_use_after(df, df->blk_start[v + 1] - 1, r);
