@@ -12,7 +12,9 @@
  *   addr.c      address tracking: (base, variable part, constant offset) of
  *               every memory access
  *   cut.c       the cut interface of a statement range: live-in, live-out,
- *               memory effects and the read/write-dependency verdict
+ *               memory effects and the read/write-dependency verdict; the
+ *               loops a range holds or cuts in two
+ *   groups.c    wgmma groups in flight at every statement (commit/wait)
  *   phases.c    what a phase is (from the statement flags), and the mma
  *               phases' gemm fields and epilogues
  *   sources.c   the sources of a phase's A, B and C (phases.c and
@@ -139,6 +141,26 @@ uint32_t df_block_of(const Dataflow *df, uint32_t stmt);
 void df_block_range(const Dataflow *df, uint32_t block, uint32_t *first, uint32_t *end);
 const uint32_t *df_block_succs(const Dataflow *df, uint32_t block, uint32_t *n);
 const uint32_t *df_block_preds(const Dataflow *df, uint32_t block, uint32_t *n);
+
+/*
+ * A natural loop: its header block and every block from which a back edge
+ * (a branch to the header from a block the header dominates) is reached
+ * without passing the header.  Statements, not blocks, name it: header is
+ * the header block's first statement (its label stands before it), back
+ * the last statement of the latest block that goes back to the header (the
+ * `@%p bra $L__BB0_1` of compiler output), lo and hi the loop's first and
+ * last statement; nstmt counts its statements (hi - lo + 1 when the loop
+ * is one run of statements, as in compiler output).
+ */
+typedef struct {
+	uint32_t header, back;
+	uint32_t lo, hi;
+	uint32_t nstmt;
+} DfLoop;
+/* The function's loops, in header order (built on the first call). */
+uint32_t df_loops(Dataflow *df, const DfLoop **loops);
+/* Is statement `stmt` in loop k (an index into df_loops)? */
+bool df_loop_holds(Dataflow *df, uint32_t k, uint32_t stmt);
 
 /* ---- liveness and reaching definitions (live.c) -------------------------- */
 
@@ -289,6 +311,7 @@ typedef struct {
 	bool rw_dependency;
 	VEC(uint32_t) rw_pairs;          /* flattened pairs */
 	StrBuf rw_reason;                /* one line per pair, for the report */
+	VEC(uint32_t) loops;             /* the loops it holds whole (df_loops) */
 } CutInterface;
 
 /* Computes the cut interface of [first, last].  Returns 0 or -1.
@@ -304,6 +327,66 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
  * predicate counts as 8) x vector width x 32 lanes, summed. */
 uint32_t cut_warp_bytes(const Dataflow *df, const CutReg *regs, size_t n);
 void cut_release(CutInterface *c);
+/*
+ * Does [first, last] cut a loop in two: hold some of its statements and
+ * some outside it, without holding the whole loop?  (A range inside one
+ * loop body, or apart from a loop, or around all of it, does not.)
+ * Returns the first such loop's index (df_loops), with *in a statement of
+ * the loop in the range and *out one of the loop outside it (the header or
+ * the back edge when the range leaves either out), or -1.
+ */
+int64_t df_cut_loop_split(Dataflow *df, uint32_t first, uint32_t last, uint32_t *in,
+                          uint32_t *out);
+/* Widens [*first, *last] until it cuts no loop in two: each loop it cuts
+ * is taken whole, from its first to its last statement. */
+void df_cut_hold_loops(Dataflow *df, uint32_t *first, uint32_t *last);
+
+/* ---- wgmma groups in flight (groups.c) ----------------------------------- */
+
+/*
+ * The commit/wait state just before or after a statement: which numbers of
+ * committed wgmma groups may be in flight (bit c: c of them, c = 0..31, 31
+ * meaning 31 or more), whether a wgmma.mma_async may be issued and not yet
+ * committed (WG_OPEN) or none may (WG_CLOSED) or both on different paths,
+ * and for the writers the state was built for, the numbers k of commits
+ * since the latest writer while its group is not complete (bit k), or
+ * WG_DONE (no writer's group pending).  A zero state is a statement no
+ * path from the entry reaches.
+ */
+enum { WG_CLOSED = 1, WG_OPEN = 2 };
+#define WG_DONE (1ull << 63)
+typedef struct {
+	uint32_t pending;
+	uint8_t open;
+	uint64_t writer;
+} WgState;
+typedef struct WgGroups WgGroups;
+/* Solves the state at every statement of df's function, following the
+ * groups of the wgmma.mma_async at writers[0..nw) (any order; nw may be 0). */
+WgGroups *groups_build(Dataflow *df, const uint32_t *writers, size_t nw);
+void groups_free(WgGroups *g);
+WgState groups_before(const WgGroups *g, uint32_t stmt);
+WgState groups_after(const WgGroups *g, uint32_t stmt);
+/* The first wgmma.wait_group in [from, to] (statement order) where the
+ * writers' groups become complete on every path: some writer's group is
+ * pending just before it and none just after.  Its statement, or -1. */
+int64_t groups_completing_wait(const WgGroups *g, uint32_t from, uint32_t to);
+/* Is stmt a wgmma statement; *what (if given): "mma_async", "commit_group",
+ * "wait_group" or "fence". */
+bool groups_is_wgmma(const WgGroups *g, uint32_t stmt, const char **what);
+/*
+ * The cut of the wgmma.mma_async in [first, last] (a phase) through the
+ * wait_group that completes their groups on every path (the first after
+ * `last`), widened to hold whole each loop it would cut in two (the
+ * matmul loop whose groups complete after its back edge: from the loop's
+ * first statement): [*cut_first, *cut_last].  Returns the wait's
+ * statement, or -1 when the range holds no wgmma.mma_async or no wait
+ * completes their groups.
+ */
+int64_t groups_through_wait(Dataflow *df, uint32_t first, uint32_t last,
+                            uint32_t *cut_first, uint32_t *cut_last);
+/* The smallest and largest count in a `pending` mask (0, 0 for none). */
+void groups_range(uint32_t mask, unsigned *lo, unsigned *hi);
 
 /* ---- phases (phases.c, sources.c) ---------------------------------------- */
 

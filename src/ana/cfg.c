@@ -5,7 +5,8 @@
  * Basic blocks start at statement 0, at every label and after every
  * bra/brx/ret/exit/trap; a block ending in a guarded branch or return
  * falls through as well.  Dominators are built on the first query that
- * needs them (live.c's reaching definitions).
+ * needs them (live.c's reaching definitions), natural loops on the first
+ * query about loops (a cut's, cut.c).
  *
  * Decisions (documented for the users of ana.h):
  *  - brx.idx may go to any label of the function (its .branchtargets list is
@@ -281,4 +282,89 @@ bool df_dominates(Dataflow *df, uint32_t a, uint32_t b)
 		build_dom(df);
 	return df->dom_pre[a] != UINT32_MAX && df->dom_pre[b] != UINT32_MAX &&
 	       df->dom_pre[a] < df->dom_pre[b] && df->dom_post[b] < df->dom_post[a];
+}
+
+/* ---- natural loops ------------------------------------------------------- */
+
+/*
+ * Loops, built on the first query: a back edge is an edge b -> h where h
+ * dominates b (or b is h); the loop of header h is h and every block from
+ * which one of its back edges is reached without passing h.  Back edges to
+ * one header make one loop (compiler output has one per header).  Blocks
+ * not reachable from the entry are in no loop: nothing dominates them.
+ */
+static void build_loops(Dataflow *df)
+{
+	uint32_t nb = df->nblk, W = (nb + 64) / 64;
+	VEC(DfLoop) lv = {0};
+	VEC(uint64_t) bits = {0};
+	VEC(uint32_t) st = {0};
+	df->loops_built = true;
+	for (uint32_t h = 0; h < nb; h++) {
+		size_t base = bits.n;
+		bool any = false;
+		uint32_t latch = UINT32_MAX;
+		for (uint32_t i = df->pred_off[h]; i < df->pred_off[h + 1]; i++) {
+			uint32_t b = df->pred[i];
+			if (b != h && !df_dominates(df, h, b))
+				continue;
+			if (!any) {
+				for (uint32_t w = 0; w < W; w++)
+					VEC_PUSH(bits, 0);
+				bits.v[base + h / 64] |= 1ull << (h % 64);
+				any = true;
+			}
+			latch = latch == UINT32_MAX ? b : MAX(latch, b);
+			/* the blocks that reach b without passing h */
+			st.n = 0;
+			if (!(bits.v[base + b / 64] >> (b % 64) & 1)) {
+				bits.v[base + b / 64] |= 1ull << (b % 64);
+				VEC_PUSH(st, b);
+			}
+			while (st.n) {
+				uint32_t x = st.v[--st.n];
+				for (uint32_t k = df->pred_off[x];
+				     k < df->pred_off[x + 1]; k++) {
+					uint32_t p = df->pred[k];
+					if (bits.v[base + p / 64] >> (p % 64) & 1)
+						continue;
+					bits.v[base + p / 64] |= 1ull << (p % 64);
+					VEC_PUSH(st, p);
+				}
+			}
+		}
+		if (!any)
+			continue;
+		DfLoop l = {df->blk_start[h], df->blk_start[latch + 1] - 1, UINT32_MAX, 0,
+		            0};
+		for (uint32_t b = 0; b < nb; b++)
+			if (bits.v[base + b / 64] >> (b % 64) & 1) {
+				l.lo = MIN(l.lo, df->blk_start[b]);
+				l.hi = MAX(l.hi, df->blk_start[b + 1] - 1);
+				l.nstmt += df->blk_start[b + 1] - df->blk_start[b];
+			}
+		VEC_PUSH(lv, l);
+	}
+	VEC_FREE(st);
+	df->loops = lv.v;
+	df->nloops = (uint32_t)lv.n;
+	df->loop_blocks = bits.v;
+}
+
+uint32_t df_loops(Dataflow *df, const DfLoop **loops)
+{
+	if (!df->loops_built)
+		build_loops(df);
+	*loops = df->loops;
+	return df->nloops;
+}
+
+bool df_loop_holds(Dataflow *df, uint32_t k, uint32_t stmt)
+{
+	if (!df->loops_built)
+		build_loops(df);
+	if (k >= df->nloops || stmt >= df->nstmt)
+		return false;
+	uint32_t W = (df->nblk + 64) / 64, b = df->blk_of[stmt];
+	return df->loop_blocks[(size_t)k * W + b / 64] >> (b % 64) & 1;
 }

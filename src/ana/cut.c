@@ -9,6 +9,15 @@
  * them apart, so a cut asks addr.c, and neither of those depends on this
  * file.
  *
+ * A cut may hold whole loops (a wgmma loop and the wait after it that
+ * completes its groups): live-in and live-out come from the reaching
+ * definitions and liveness of the whole function, so a loop-carried
+ * accumulator (defined before the loop, redefined in its body, read after
+ * it) is both, and a load that a store later in the loop body feeds
+ * through the back edge is a read/write dependency of the range.  A range
+ * that holds part of a loop and code outside it cuts the loop in two:
+ * df_cut_loop_split says so, and the splicer refuses it.
+ *
  * Decisions:
  *  - live-in is what the range needs from before it: the registers it
  *    reads whose value comes from outside, and those it writes only by
@@ -106,8 +115,13 @@ static bool conflicts(const MemAcc *s, const MemAcc *t)
 
 /* ---- the cut interface --------------------------------------------------- */
 
+/* How a pair conflicts: a store read after the cut, a load of what the cut
+ * wrote before it, a load of what a later store of a loop the cut holds
+ * wrote in the previous iteration (the loop's back edge at `edge`). */
+enum { RW_AFTER, RW_EARLIER, RW_BACK_EDGE };
+
 static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t b,
-                       MemEffect ma, bool after)
+                       MemEffect ma, int how, uint32_t edge)
 {
 	const Module *m = df->m;
 	const Stmt *sa = func_stmt(m, df->f, a), *sb = func_stmt(m, df->f, b);
@@ -122,13 +136,79 @@ static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t
 		nb++;
 	VEC_PUSH(c->rw_pairs, a);
 	VEC_PUSH(c->rw_pairs, b);
-	if (after)
+	if (how == RW_AFTER)
 		sb_addf(&c->rw_reason, "s%u %.*s may be read by s%u %.*s after the cut (%s)\n", a,
 		        (int)na, oa.p, b, (int)nb, ob.p, space_name(ma.store));
+	else if (how == RW_BACK_EDGE)
+		sb_addf(&c->rw_reason,
+		        "s%u %.*s reads %s memory that s%u %.*s writes in the "
+		        "iteration before (the loop's back edge s%u)\n",
+		        a, (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p, edge);
 	else
 		sb_addf(&c->rw_reason,
 		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
 		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+}
+
+/*
+ * Where control leaves [first, last]: past its last statement when the
+ * range ends inside a block (after_last), and the blocks outside it that a
+ * block ending in the range goes to: the fall-through after the last
+ * statement, a branch out of the range's middle, and a back edge to a loop
+ * header before `first`.  A back edge to a header inside the range stays
+ * in it: a cut that ends on the loop's back edge has no live-out through
+ * it (what the next iteration reads is the range's own business).
+ */
+typedef struct {
+	bool after_last;
+	VEC(uint32_t) blocks;
+} RangeExits;
+
+static void range_exits(Dataflow *df, uint32_t first, uint32_t last, RangeExits *x)
+{
+	memset(x, 0, sizeof *x);
+	for (uint32_t b = df->blk_of[first]; b < df->nblk && df->blk_start[b] <= last;
+	     b++) {
+		if (df->blk_start[b + 1] - 1 > last) {
+			x->after_last = true; /* the range ends inside b */
+			continue;
+		}
+		for (uint32_t i = df->succ_off[b]; i < df->succ_off[b + 1]; i++) {
+			uint32_t t = df->blk_start[df->succ[i]];
+			if (t < first || t > last)
+				VEC_PUSH(x->blocks, df->succ[i]);
+		}
+	}
+}
+
+/* Is r live where control leaves the range?  *use gets the first use of
+ * its value there: after the range in statement order when it is live past
+ * the last statement, else in (or after) the first exit block it is live
+ * into. */
+static bool live_at_exits(Dataflow *df, const RangeExits *x, uint32_t last, uint32_t r,
+                          uint32_t *use)
+{
+	if (x->after_last && df_live_after(df, last, r)) {
+		*use = df_first_use_after(df, last, r);
+		return true;
+	}
+	for (size_t i = 0; i < x->blocks.n; i++) {
+		uint32_t v = x->blocks.v[i];
+		if (!df_live_in_block(df, v, r))
+			continue;
+		uint32_t lo = df->ruse_off[r], hi = df->ruse_off[r + 1];
+		uint32_t p = lower_bound(df->ruse, lo, hi, df->blk_start[v]);
+		if (df->blk_start[v] == last + 1)
+			*use = df_first_use_after(df, last, r); /* the fall-through */
+		else if (p < hi && df->ruse[p] < df->blk_start[v + 1])
+			*use = df->ruse[p];
+		else
+			*use = df_first_use_after(df, df->blk_start[v + 1] - 1, r);
+		if (*use == UINT32_MAX)
+			*use = last; /* never: live means read on some path */
+		return true;
+	}
+	return false;
 }
 
 int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *e)
@@ -201,7 +281,9 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			out->live_in.v[at] = cr;
 		}
 
-	/* live-out: defined in the range, live after it */
+	/* live-out: defined in the range, live where control leaves it */
+	RangeExits ex;
+	range_exits(df, first, last, &ex);
 	memset(seen, 0, (W + 1) * sizeof(uint64_t));
 	for (uint32_t s = first; s <= last; s++) {
 		for (uint32_t d = df->def_off[s]; d < df->def_off[s + 1]; d++) {
@@ -209,16 +291,17 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			if (bit_get(seen, r))
 				continue;
 			bit_set(seen, r);
-			if (!df_live_after(df, last, r))
+			uint32_t use;
+			if (!live_at_exits(df, &ex, last, r, &use))
 				continue;
 			uint32_t lo = df->rdef_off[r], hi = df->rdef_off[r + 1];
 			uint32_t p = lower_bound(df->rdef, lo, hi, last + 1);
-			CutReg cr = {r, df->rdef[p - 1], df_first_use_after(df, last, r),
-			             false};
+			CutReg cr = {r, df->rdef[p - 1], use, false};
 			VEC_PUSH(out->live_out, cr);
 		}
 	}
 	free(seen);
+	VEC_FREE(ex.blocks);
 
 	/* memory effects */
 	VEC(MemAcc) stores = {0};
@@ -241,12 +324,39 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			for (size_t i = stores.n; i-- > 0;)
 				if (conflicts(&stores.v[i], &acc)) {
 					out->rw_dependency = true;
-					cut_reason(out, df, s, stores.v[i].stmt, me, false);
+					cut_reason(out, df, s, stores.v[i].stmt, me,
+					           RW_EARLIER, 0);
 					break;
 				}
 		}
 		if (me.flags & ME_STORE)
 			VEC_PUSH(stores, acc);
+	}
+
+	/* (c) a load that a later store of a loop the range holds may feed
+	 * through the back edge (the next iteration reads what this one wrote) */
+	const DfLoop *lp;
+	uint32_t nl = df_loops(df, &lp);
+	for (uint32_t k = 0; k < nl; k++) {
+		if (lp[k].lo < first || lp[k].hi > last)
+			continue;
+		VEC_PUSH(out->loops, k);
+		for (size_t i = 0; i < stores.n; i++) {
+			if (!df_loop_holds(df, k, stores.v[i].stmt))
+				continue;
+			for (uint32_t s = lp[k].lo; s < stores.v[i].stmt; s++) {
+				MemEffect me = df_mem_effect(df, s);
+				if (!(me.flags & ME_LOAD) || !df_loop_holds(df, k, s))
+					continue;
+				MemAcc acc = mem_acc(df, s, me);
+				if (conflicts(&stores.v[i], &acc)) {
+					out->rw_dependency = true;
+					cut_reason(out, df, s, stores.v[i].stmt, me,
+					           RW_BACK_EDGE, lp[k].back);
+					break;
+				}
+			}
+		}
 	}
 
 	/* (a) a store of the range read after it: loads reachable from the end
@@ -290,8 +400,9 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 			for (size_t j = 0; j < after.n; j++)
 				if (conflicts(&stores.v[i], &after.v[j])) {
 					out->rw_dependency = true;
-					cut_reason(out, df, stores.v[i].stmt, after.v[j].stmt, stores.v[i].me,
-					           true);
+					cut_reason(out, df, stores.v[i].stmt,
+					           after.v[j].stmt, stores.v[i].me,
+					           RW_AFTER, 0);
 					break;
 				}
 		VEC_FREE(after);
@@ -301,8 +412,56 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 	return 0;
 }
 
+/* ---- loops and cuts ----------------------------------------------------- */
+
+int64_t df_cut_loop_split(Dataflow *df, uint32_t first, uint32_t last, uint32_t *in,
+                          uint32_t *out)
+{
+	const DfLoop *lp;
+	uint32_t nl = df_loops(df, &lp);
+	for (uint32_t k = 0; k < nl; k++) {
+		const DfLoop *l = &lp[k];
+		if (l->hi < first || l->lo > last)
+			continue;
+		uint32_t lo = MAX(first, l->lo), hi = MIN(last, l->hi), n = 0, w = 0;
+		for (uint32_t s = lo; s <= hi; s++)
+			if (df_loop_holds(df, k, s) && !n++)
+				w = s;
+		if (n == 0 || n == l->nstmt || n == last - first + 1)
+			continue; /* apart, held whole, or inside the body */
+		*in = w;
+		/* a statement of the loop the range leaves out: the header or the
+		 * back edge when one of them is, else the first one */
+		if (l->header < first || l->header > last)
+			*out = l->header;
+		else if (l->back < first || l->back > last)
+			*out = l->back;
+		else
+			for (uint32_t s = l->lo; s <= l->hi; s++)
+				if ((s < first || s > last) && df_loop_holds(df, k, s)) {
+					*out = s;
+					break;
+				}
+		return k;
+	}
+	return -1;
+}
+
+void df_cut_hold_loops(Dataflow *df, uint32_t *first, uint32_t *last)
+{
+	const DfLoop *lp;
+	uint32_t in, out;
+	int64_t k;
+	(void)df_loops(df, &lp);
+	while ((k = df_cut_loop_split(df, *first, *last, &in, &out)) >= 0) {
+		*first = MIN(*first, lp[k].lo);
+		*last = MAX(*last, lp[k].hi);
+	}
+}
+
 void cut_release(CutInterface *c)
 {
+	VEC_FREE(c->loops);
 	VEC_FREE(c->live_in);
 	VEC_FREE(c->live_out);
 	VEC_FREE(c->rw_pairs);

@@ -650,6 +650,8 @@ void df_free(Dataflow *df)
 	free(df->rtab);
 	free(df->dom_pre);
 	free(df->dom_post);
+	free(df->loops);
+	free(df->loop_blocks);
 	VEC_FREE(df->lwork);
 	free(df->mark);
 	free(df->memo);

@@ -148,6 +148,10 @@ struct Dataflow {
 	uint64_t *live_in, *live_out; /* per register, over blocks: see solve_reg */
 	uint64_t *solved;          /* per register: its liveness is known */
 	uint32_t *dom_pre, *dom_post; /* dominator tree numbers: see build_dom */
+	bool loops_built;          /* loops, loop_blocks: see build_loops */
+	DfLoop *loops;
+	uint32_t nloops;
+	uint64_t *loop_blocks;     /* per loop, a bitset over blocks */
 	VEC(uint32_t) lwork;       /* solve_reg's work list */
 
 	/* query state (live.c, cfg.c, cut.c): the queries that fill it take a

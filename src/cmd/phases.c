@@ -11,6 +11,7 @@
 #include "ana/ana.h"
 #include "cmd.h"
 #include "splice/facts.h"
+#include "splice/inflight.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -305,6 +306,13 @@ int cmd_phases(int argc, char **argv)
 				cJSON *pj = phase_json(m, &pl.v[i]);
 				if (odf)
 					cJSON_AddItemToObject(pj, "operands", facts_phase_json(odf, &pl, &pl.v[i]));
+				cJSON *gj = odf ? inflight_json(odf, pl.v[i].first,
+				                                pl.v[i].last, true)
+				                : NULL;
+				if (gj)
+					cJSON_AddItemToObject(pj, "groups_in_flight", gj);
+				else
+					cJSON_AddNullToObject(pj, "groups_in_flight");
 				cJSON_AddItemToArray(jp, pj);
 			}
 			df_free(odf);

@@ -7,6 +7,11 @@
  *       --force) and the template skeleton ptx/LAYER/phase-NN.ptx (never
  *       overwritten: an existing template is kept and said so); neither
  *       may be one of the files it reads (base/file.h), checked first
+ *   recipe new (LAYER | --module FILE) --phase N --through-wait [options]
+ *       a wgmma phase cut through the wait_group that completes its groups,
+ *       holding whole the loops between (a matmul's loop and the wait
+ *       after its back edge): a statement-range recipe,
+ *       recipes/LAYER/phase-NN-wait.json by default
  *   recipe new LAYER --phase N --native mma|f16 [options]
  *       writes a native phase from the phase's facts (splice/native.h):
  *       recipes/LAYER/phase-NN.json and ptx/LAYER/phase-NN.ptx for mma,
@@ -51,6 +56,7 @@
 static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe new --module FILE --phase N --template NAME -o FILE",
+	"recipe new (LAYER | --module FILE) --phase N --through-wait [options]",
 	"recipe new LAYER --phase N --native mma|f16 [options]",
 	"recipe new --module FILE --phase N --native mma|f16 -o FILE",
 	"recipe new (LAYER | --module FILE) --stmts A:B --template NAME -o FILE",
@@ -196,17 +202,76 @@ static int check_new(const char *out_path, const StrBuf *rj, const Located *loc,
 	return rc;
 }
 
+/*
+ * --through-wait: the cut of phase n from its first mma through the
+ * wgmma.wait_group that completes its groups, holding whole the loops
+ * between (groups_through_wait), into [*first, *last]; what it found goes
+ * to stderr.  0, or -1 with the reason.
+ */
+static int through_wait(const Module *m, const char *entry, const char *who, uint32_t n,
+                        uint32_t *first, uint32_t *last, Err *e)
+{
+	const Func *f = mod_func_find(m, str_c(entry));
+	if (!f || (f->flags & FNF_DECL))
+		return err_set(e, "no function '%s' with a body in module '%s'", entry,
+		               m->name ? m->name : "?");
+	uint32_t a, b;
+	size_t np = 0;
+	if (ana_phase_range(m, f, 0, n, false, &a, &b, &np) < 0)
+		return ana_phase_missing(NULL, n, who, np, e);
+	Dataflow *df = df_build(m, f, e);
+	if (!df)
+		return -1;
+	int rc = 0;
+	int64_t w = groups_through_wait(df, a, b, first, last);
+	if (w < 0) {
+		bool wg = false;
+		for (uint32_t i = a; i <= b && !wg; i++)
+			wg = stmt_opcode_is(m, func_stmt(m, f, i), "wgmma.mma_async");
+		rc =
+		    wg ? err_set(
+		             e,
+		             "phase %u (s%u-s%u): no wgmma.wait_group after it completes "
+		             "its groups on every path: nothing to cut through",
+		             n, a, b)
+		       : err_set(
+		             e,
+		             "phase %u (s%u-s%u) is not a wgmma phase: its mma complete "
+		             "as they issue, so '--through-wait' has no wait to reach "
+		             "(cut the phase alone)",
+		             n, a, b);
+	} else {
+		const DfLoop *lp;
+		uint32_t nl = df_loops(df, &lp), held = 0;
+		fprintf(stderr,
+		        "through:   phase %u (s%u-s%u), its groups completed by s%u "
+		        "(line %u)",
+		        n, a, b, (uint32_t)w, func_stmt(m, f, (uint32_t)w)->line);
+		for (uint32_t k = 0; k < nl; k++)
+			if (lp[k].lo >= *first && lp[k].hi <= *last && lp[k].hi >= a)
+				fprintf(stderr, "%s loop s%u..s%u (back edge s%u)",
+				        held++ ? "," : "; holds the", lp[k].lo, lp[k].hi,
+				        lp[k].back);
+		fprintf(stderr, ": cut s%u..s%u\n", *first, *last);
+	}
+	df_free(df);
+	return rc;
+}
+
 static int recipe_new(int argc, char **argv)
 {
 	const char *out_opt = NULL, *cut = "phase", *tname_opt = NULL, *native = NULL;
 	const char *stmts = NULL;
 	unsigned phase_n = 0;
-	bool force = false, json = false;
+	bool force = false, json = false, through = false;
 	Common c = {0};
 	const Opt opts[] = {
 		OPT_PHASE(&phase_n, "the phase to cut"),
 		OPT_CHOICE(0, "cut", &cut, "phase|phase+epilogue",
 		           "the phase alone (default), or with its epilogue"),
+		OPT_FLAG(0, "through-wait", &through,
+		         "cut a wgmma phase through the wait_group that completes its groups, "
+		         "holding the loops between whole"),
 		OPT_STRING(0, "stmts", &stmts, "A:B",
 		           "cut statements sA..sB instead of a phase (with --template and -o)"),
 		OPT_STRING('o', "output", &out_opt, "FILE|-",
@@ -246,6 +311,8 @@ static int recipe_new(int argc, char **argv)
 			                            "no phase to name them by)");
 		phase = 0;
 	}
+	if (through && opt_conflicts(&op, "through-wait", "cut", "native", NULL))
+		return EXIT_ERROR;
 	if ((!layer && !(c.module && out_opt && (tname_opt || native))) || phase < 0)
 		return opt_usage_error(&op, "give LAYER and --phase N (or --module, "
 		                            "--template and -o instead of LAYER; with "
@@ -292,8 +359,10 @@ static int recipe_new(int argc, char **argv)
 		layer_dir = layout_layer_dir(layer, &e);
 		if (!layer_dir)
 			goto fail;
-		out_path = native ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
-		                  : layout_recipe_file(layer_dir, (unsigned)phase, strcmp(cut, "phase") != 0);
+		out_path = native    ? layout_recipe_variant(layer_dir, (unsigned)phase, variant)
+		           : through ? layout_recipe_variant(layer_dir, (unsigned)phase, "wait")
+		                     : layout_recipe_file(layer_dir, (unsigned)phase,
+		                                          strcmp(cut, "phase") != 0);
 	}
 	/* a folder, or a file in a folder that does not exist, is said as such */
 	if (out_check(out_path, &e) < 0)
@@ -323,8 +392,10 @@ static int recipe_new(int argc, char **argv)
 		sb_addf(&sb, "./%.*s.ptx", (int)n, b);
 		tname = sb.p;
 	} else /* layer is set: checked above */
-		tname = native ? layout_template_variant(layer, (unsigned)phase, variant)
-		               : layout_template_name(layer, (unsigned)phase, strcmp(cut, "phase") != 0);
+		tname = native    ? layout_template_variant(layer, (unsigned)phase, variant)
+		        : through ? layout_template_variant(layer, (unsigned)phase, "wait")
+		                  : layout_template_name(layer, (unsigned)phase,
+		                                         strcmp(cut, "phase") != 0);
 	if (!builtin && layout_template(tname, out_path, root, &tpath, &tdisplay, &e) < 0)
 		goto fail;
 	/* the outputs, checked before any work: never one of the inputs (a
@@ -352,8 +423,14 @@ static int recipe_new(int argc, char **argv)
 		if (splice_native(&nr, &rj, &tt, &sum, &e) < 0)
 			goto fail;
 	} else {
-		ScaffoldRequest sr = {m, loc.entry, loc.layer, loc.module_rel, tname, (uint32_t)phase,
-		                      strcmp(cut, "phase") != 0, first, last};
+		/* --through-wait: the phase's range through its wait, written as a
+		 * statement range (the guards keep it from going stale) */
+		if (through && through_wait(m, loc.entry, loc.layer ? loc.layer : loc.entry,
+		                            (uint32_t)phase, &first, &last, &e) < 0)
+			goto fail;
+		ScaffoldRequest sr = {m,     loc.entry, loc.layer, loc.module_rel, tname,
+		                      through ? 0 : (uint32_t)phase, strcmp(cut, "phase") != 0,
+		                      first, last};
 		if (splice_scaffold(&sr, &rj, &tt, &sum, &e) < 0)
 			goto fail;
 	}
@@ -420,7 +497,7 @@ write_recipe:
 			cJSON_AddNullToObject(o, "phase");
 		cJSON_AddStringToObject(o, "template", builtin ? tname : tpath);
 		cJSON_AddStringToObject(o, "template_action", action);
-		cJSON_AddItemToObject(o, "cut", cmd_json_cut(m, loc.entry, (unsigned)phase,
+		cJSON_AddItemToObject(o, "cut", cmd_json_cut(m, loc.entry, through ? 0 : (unsigned)phase,
 		                                             strcmp(cut, "phase") != 0, first, last));
 		cmd_json_print(o, rc);
 	}

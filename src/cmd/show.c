@@ -3,11 +3,13 @@
  * a phase or range with their numbers and source lines; --live adds the cut
  * interface (live-in / live-out registers with types and first use or last
  * definition; a register the range writes under a guard without reading it
- * is live-in as well, and says so) and the range's memory effects.
+ * is live-in as well, and says so), the range's memory effects, and for
+ * wgmma the groups in flight at each wgmma statement (splice/inflight.h).
  */
 #include "ana/ana.h"
 #include "cmd.h"
 #include "splice/facts.h"
+#include "splice/inflight.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +161,7 @@ static cJSON *cut_json(Dataflow *df, uint32_t a, uint32_t b, Err *e)
  * its cut interface with --live. */
 static int show_json(const char *path, const Module *m, const Func *f, unsigned phase,
                      bool epilogue, uint32_t a, uint32_t b, uint32_t from, uint32_t to,
-                     bool live)
+                     bool live, uint32_t pa, uint32_t pb)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "module", map_name(path));
@@ -189,6 +191,13 @@ static int show_json(const char *path, const Module *m, const Func *f, unsigned 
 	Err e = ERR_INIT;
 	Dataflow *df = df_build(m, f, &e);
 	cJSON *cut = df ? cut_json(df, a, b, &e) : NULL;
+	if (cut) {
+		cJSON *g = inflight_json(df, pa, pb, phase != 0);
+		if (g)
+			cJSON_AddItemToObject(cut, "groups_in_flight", g);
+		else
+			cJSON_AddNullToObject(cut, "groups_in_flight");
+	}
 	df_free(df);
 	int rc = EXIT_OK;
 	if (cut)
@@ -264,10 +273,11 @@ int cmd_show(int argc, char **argv)
 	Err e = ERR_INIT;
 	Dataflow *df = NULL;
 	int rc = EXIT_OK;
-	uint32_t a = 0, b = 0;
+	uint32_t a = 0, b = 0, pa = 0, pb = 0; /* [pa, pb]: the phase's mma */
 	if (phase) {
 		size_t n = 0;
-		if (ana_phase_range(m, f, gap, phase, with_epi, &a, &b, &n) < 0) {
+		if (ana_phase_range(m, f, gap, phase, false, &pa, &pb, &n) < 0 ||
+		    ana_phase_range(m, f, gap, phase, with_epi, &a, &b, &n) < 0) {
 			char *who = xstrndup(mod_str(m, f->name).p, mod_str(m, f->name).n);
 			ana_phase_missing("show", phase, who, n, &e);
 			free(who);
@@ -278,6 +288,8 @@ int cmd_show(int argc, char **argv)
 		rc = cmd_fail("show: --stmts wants A:B (statement numbers, A <= B), not '%s'", stmts);
 		goto out;
 	}
+	if (!phase)
+		pa = a, pb = b;
 	if (b >= f->nstmt) {
 		rc = cmd_fail("show: statement s%u does not exist: '%.*s' has %u statements (s0-s%u)", b,
 		              (int)f->name.len, m->src + f->name.off, f->nstmt, f->nstmt ? f->nstmt - 1 : 0);
@@ -286,7 +298,7 @@ int cmd_show(int argc, char **argv)
 	uint32_t from = a > context ? a - context : 0;
 	uint32_t to = b + context < f->nstmt ? b + context : f->nstmt - 1;
 	if (json) {
-		rc = show_json(path, m, f, phase, with_epi, a, b, from, to, live);
+		rc = show_json(path, m, f, phase, with_epi, a, b, from, to, live, pa, pb);
 		goto out;
 	}
 	printf("%.*s: s%u-s%u (%u statements)\n", (int)f->name.len, m->src + f->name.off, a, b,
@@ -303,6 +315,13 @@ int cmd_show(int argc, char **argv)
 		rc = cmd_fail("%s", err_msg(&e));
 	if (live && rc == EXIT_OK && show_operands(df, a, b, &e) < 0)
 		rc = cmd_fail("%s", err_msg(&e));
+	if (live && rc == EXIT_OK) {
+		StrBuf g = STRBUF_INIT;
+		inflight_text(df, pa, pb, phase != 0, &g);
+		if (g.n)
+			printf("\n%s", g.p);
+		sb_release(&g);
+	}
 out:
 	df_free(df);
 	err_release(&e);

@@ -10,7 +10,8 @@
  *      first/last anchors.  A stale recipe stops here, showing what it
  *      expected and what the module holds, so the wrong range is never
  *      spliced;
- *   3. the shape of the range: balanced braces, labels;
+ *   3. the shape of the range: balanced braces, labels, loops (a range may
+ *      hold whole loops, not part of one and code outside it);
  *   4. the cut interface (df_cut): live-in, live-out, memory effects;
  *   5. the template against the interface (fit.c): every live-out bound to an
  *      output, inputs defined before the cut, types and widths, parameters,
@@ -29,7 +30,8 @@
  * (1.0 added to the first D register of the cut's first mma, right after
  * it; for a wgmma.mma_async, whose accumulators are in flight until a
  * wgmma.wait_group completes it, after that wait in the cut, or refused
- * with the reason when the cut holds none), for the GPU sensitivity test.
+ * with the reason when the cut holds none; in a cut that holds the wgmma
+ * loop, the wait after the loop), for the GPU sensitivity test.
  */
 #include "splice.h"
 #include "splice_internal.h"
@@ -301,6 +303,51 @@ static int check_braces(const Module *m, const Func *f, uint32_t first, uint32_t
 	               rpath, first, last, line);
 }
 
+/* A cut may hold whole loops, or lie inside one loop body, but not hold
+ * part of a loop and code outside it: the replaced text would hold a back
+ * edge without its header or the other way round.  The message names the
+ * loop's header and back edge as MODULE:LINE:COL. */
+static int check_loops(Dataflow *df, uint32_t first, uint32_t last, const Recipe *r,
+                       Err *e)
+{
+	const Module *m = df_module(df);
+	const Func *f = df_func(df);
+	uint32_t in = 0, out = 0;
+	int64_t k = df_cut_loop_split(df, first, last, &in, &out);
+	if (k < 0)
+		return 0;
+	const DfLoop *lp;
+	(void)df_loops(df, &lp);
+	const DfLoop *l = &lp[k];
+	StrBuf hd = STRBUF_INIT, bk = STRBUF_INIT;
+	stmt_normalized(m, st(m, f, l->header), &hd);
+	stmt_normalized(m, st(m, f, l->back), &bk);
+	const char *mname = m->name ? m->name : "?";
+	unsigned hl, hc, bl, bc;
+	const Label *lab = NULL;
+	for (uint32_t i = 0; i < f->nlabel && !lab; i++)
+		if (m->labels.v[f->label0 + i].stmt == l->header)
+			lab = &m->labels.v[f->label0 + i];
+	err_line_col(m->src, m->len, lab ? lab->name.off : st(m, f, l->header)->off, &hl,
+	             &hc);
+	err_line_col(m->src, m->len, st(m, f, l->back)->off, &bl, &bc);
+	err_set(
+	    e,
+	    "%s: %s: the cut s%u..s%u cuts a loop in two: it holds s%u of the loop "
+	    "s%u..s%u but not s%u\n"
+	    "  %s:%u:%u: the loop's header%s%.*s%s, first statement s%u '%s'\n"
+	    "  %s:%u:%u: the loop's back edge s%u '%s'\n"
+	    "  (cut the whole loop, with the wait after it that completes its wgmma "
+	    "groups: recipe new --phase N --through-wait; or a range inside its body)",
+	    r->path, r->cut == CUT_STMTS ? "cut.stmts" : "cut", first, last, in, l->lo,
+	    l->hi, out, mname, hl, hc, lab ? " '" : "", lab ? (int)lab->name.len : 0,
+	    lab ? mod_str(m, lab->name).p : "", lab ? "'" : "", l->header,
+	    hd.p ? hd.p : "", mname, bl, bc, l->back, bk.p ? bk.p : "");
+	sb_release(&hd);
+	sb_release(&bk);
+	return -1;
+}
+
 /* Labels strictly inside the range (a label before the first statement is
  * outside the replaced bytes). */
 static const Label *label_inside(const Module *m, const Func *f, uint32_t first, uint32_t last)
@@ -391,47 +438,31 @@ static bool idset_has(const IdSet *s, uint32_t id)
 
 /*
  * Where perturb may change the first D register `reg` of the wgmma.mma_async
- * at statement i0: not before a wgmma.wait_group of the cut completes the
- * group of the last wgmma (from i0 on) that writes reg.  The PTX ISA leaves
- * touching an accumulator of a wgmma in flight undefined, and ptxas injects
- * waits around such code.  wgmma.wait_group N leaves the N most recent
- * committed groups pending, so a writer's group is complete at it once N + 1
- * commits follow the writer.  Straight-line code only: a label or branch
- * ends the search.  Returns the wait's statement, or -1.
+ * at statement i0: after a wgmma.wait_group of the cut that completes the
+ * groups of every wgmma.mma_async writing reg, on every path to it (the
+ * groups in flight, src/ana/groups.c: through a loop's back edge too, so a
+ * cut that holds a wgmma loop and the wait after it is perturbed after
+ * that wait).  The PTX ISA leaves touching an accumulator of a wgmma in
+ * flight undefined, and ptxas injects waits around such code.  Returns the
+ * wait's statement, or -1.
  */
 static int64_t wgmma_perturb_after(Dataflow *df, const CutInterface *cut, uint32_t i0,
                                    uint32_t reg)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
-	uint32_t commits = 0; /* since the last writer of reg */
-	for (uint32_t i = i0; i <= cut->last; i++) {
+	VEC(uint32_t) w = {0};
+	for (uint32_t i = 0; i < f->nstmt; i++) {
 		const Stmt *s = st(m, f, i);
-		if (i > i0 && label_inside(m, f, i - 1, i))
-			return -1;
-		if (s->op == OP_BRA || s->op == OP_BRX || s->op == OP_RET ||
-		    s->op == OP_EXIT)
-			return -1;
-		if (s->op != OP_WGMMA)
-			continue;
-		if (stmt_opcode_is(m, s, "wgmma.mma_async") &&
+		if (s->op == OP_WGMMA && stmt_opcode_is(m, s, "wgmma.mma_async") &&
 		    df_stmt_defines(df, i, reg, NULL))
-			commits = 0;
-		else if (stmt_opcode_is(m, s, "wgmma.commit_group"))
-			commits++;
-		else if (stmt_opcode_is(m, s, "wgmma.wait_group") && s->nopd >= 1 &&
-		         stmt_opd(m, s, 0)->kind == OPD_INT) {
-			Str t = opd_str(m, stmt_opd(m, s, 0));
-			char buf[24];
-			snprintf(buf, sizeof buf, "%.*s", (int)(t.n < 23 ? t.n : 23),
-			         t.p);
-			char *q;
-			unsigned long n = strtoul(buf, &q, 0);
-			if (!*q && commits >= 1 && commits - 1 >= n)
-				return i;
-		}
+			VEC_PUSH(w, i);
 	}
-	return -1;
+	WgGroups *g = groups_build(df, w.v, w.n);
+	int64_t at = groups_completing_wait(g, i0, cut->last);
+	groups_free(g);
+	VEC_FREE(w);
+	return at;
 }
 
 /* The built-in templates: the cut's own text, temporaries renamed. */
@@ -571,9 +602,9 @@ static int render_builtin(Dataflow *df, const CutInterface *cut, bool perturb,
 				               "completes it (undefined in the "
 				               "PTX ISA; ptxas injects waits), and no "
 				               "wgmma.wait_group in the cut "
-				               "s%u..s%u does: cut through the wait (the "
-				               "phase with its epilogue, "
-				               "or a statement range) to perturb it",
+				               "s%u..s%u does: cut through the wait to "
+				               "perturb it (recipe new --phase N "
+				               "--through-wait, or a statement range)",
 				               i, cut->first, cut->last);
 			}
 			StrBuf dn = STRBUF_INIT;
@@ -702,6 +733,8 @@ int splice_run(const SpliceRequest *req, SpliceResult *res, Err *e)
 	if (r->reloads.n && check_reloads(df, r, first, e) < 0)
 		goto out;
 	if (check_braces(m, f, first, last, r->path, e) < 0)
+		goto out;
+	if (check_loops(df, first, last, r, e) < 0)
 		goto out;
 	const Label *lab = label_inside(m, f, first, last);
 	if (lab && r->tkind == TPL_FILE) {

@@ -570,6 +570,104 @@ static void test_dataflow__live_out_around_a_loop_with_a_branch(void **state)
 	fx_free(&x);
 }
 
+/* The loop of LOOP_BRANCH (blocks 1-3, header s2, back edge s8), and a cut
+ * that holds it: %r1 and %r2 come in from s0 and s1; %r1 leaves for s10;
+ * %r2 of s6 is read only at s2, through the back edge inside the cut, so it
+ * does not leave it.  Ranges that hold part of the loop and code outside it
+ * cut it in two; one inside the body does not. */
+static void test_dataflow__loop_cut(void **state)
+{
+	Fx x = fx(LOOP_BRANCH);
+	uint32_t r1 = R(&x, "%r1"), r2 = R(&x, "%r2");
+	const DfLoop *lp;
+	assert_int_equal(df_loops(x.df, &lp), 1);
+	assert_int_equal(lp[0].header, 2);
+	assert_int_equal(lp[0].back, 8);
+	assert_int_equal(lp[0].lo, 2);
+	assert_int_equal(lp[0].hi, 8);
+	assert_int_equal(lp[0].nstmt, 7);
+	assert_true(df_loop_holds(x.df, 0, 5));
+	assert_false(df_loop_holds(x.df, 0, 9));
+	CutInterface c;
+	Err e = ERR_INIT;
+	assert_int_equal(df_cut(x.df, 2, 8, &c, &e), 0);
+	assert_int_equal(c.live_in.n, 2);
+	assert_int_equal(c.live_in.v[0].reg, r2); /* first read s2 */
+	assert_int_equal(c.live_in.v[1].reg, r1); /* first read s5 */
+	assert_int_equal(c.live_out.n, 1);
+	assert_int_equal(c.live_out.v[0].reg, r1);
+	assert_int_equal(c.live_out.v[0].use, 10);
+	assert_int_equal(c.loops.n, 1);
+	cut_release(&c);
+	uint32_t in = 0, out = 0;
+	assert_int_equal(df_cut_loop_split(x.df, 0, 5, &in, &out), 0);
+	assert_int_equal(in, 2);
+	assert_int_equal(out, 8);
+	assert_int_equal(df_cut_loop_split(x.df, 6, 10, &in, &out), 0);
+	assert_int_equal(in, 6);
+	assert_int_equal(out, 2);
+	assert_int_equal(df_cut_loop_split(x.df, 3, 6, &in, &out), -1); /* inside */
+	assert_int_equal(df_cut_loop_split(x.df, 0, 10, &in, &out), -1); /* around */
+	assert_int_equal(df_cut_loop_split(x.df, 9, 10, &in, &out), -1); /* apart */
+	uint32_t a = 5, b = 9;
+	df_cut_hold_loops(x.df, &a, &b);
+	assert_int_equal(a, 2);
+	assert_int_equal(b, 9);
+	err_release(&e);
+	(void)state;
+	fx_free(&x);
+}
+
+/* Two loops, one inside the other: the outer s1-s7 (header s1, back edge
+ * s7), the inner s2-s4 (a block that branches to itself). */
+static const char NESTED[] =
+	HEAD ".visible .entry k()\n{\n"
+	"\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n"
+	"\tmov.u32 %r1, 0;\n"              /* 0 */
+	"$L_outer:\n"
+	"\tmov.u32 %r2, 0;\n"              /* 1  outer header */
+	"$L_inner:\n"
+	"\tadd.s32 %r2, %r2, 1;\n"         /* 2  inner header */
+	"\tsetp.lt.s32 %p1, %r2, 4;\n"     /* 3 */
+	"\t@%p1 bra $L_inner;\n"           /* 4  inner back edge */
+	"\tadd.s32 %r1, %r1, 1;\n"         /* 5 */
+	"\tsetp.lt.s32 %p2, %r1, 3;\n"     /* 6 */
+	"\t@%p2 bra $L_outer;\n"           /* 7  outer back edge */
+	"\tret;\n}\n";
+
+static void test_dataflow__nested_loops(void **state)
+{
+	Fx x = fx(NESTED);
+	const DfLoop *lp;
+	assert_int_equal(df_loops(x.df, &lp), 2);
+	assert_int_equal(lp[0].header, 1);
+	assert_int_equal(lp[0].back, 7);
+	assert_int_equal(lp[0].nstmt, 7);
+	assert_int_equal(lp[1].header, 2);
+	assert_int_equal(lp[1].back, 4);
+	assert_int_equal(lp[1].nstmt, 3);
+	uint32_t in = 0, out = 0;
+	/* the inner loop whole, inside the outer body: no split */
+	assert_int_equal(df_cut_loop_split(x.df, 2, 5, &in, &out), -1);
+	/* s3..s5: the inner loop without its header */
+	assert_int_equal(df_cut_loop_split(x.df, 3, 5, &in, &out), 1);
+	assert_int_equal(in, 3);
+	assert_int_equal(out, 2);
+	/* s0..s4: the outer loop without its back edge */
+	assert_int_equal(df_cut_loop_split(x.df, 0, 4, &in, &out), 0);
+	assert_int_equal(out, 7);
+	uint32_t a = 3, b = 5;
+	df_cut_hold_loops(x.df, &a, &b);
+	assert_int_equal(a, 2);
+	assert_int_equal(b, 5);
+	a = 0, b = 3;
+	df_cut_hold_loops(x.df, &a, &b);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 7);
+	(void)state;
+	fx_free(&x);
+}
+
 /* ---- the cut interface ---------------------------------------------------- */
 
 static const char PHASE[] =
@@ -1371,6 +1469,8 @@ int main(void)
 		cmocka_unit_test(test_dataflow__reaching_defs_merge_and_guard),
 		cmocka_unit_test(test_dataflow__loops),
 		cmocka_unit_test(test_dataflow__live_out_around_a_loop_with_a_branch),
+		cmocka_unit_test(test_dataflow__loop_cut),
+		cmocka_unit_test(test_dataflow__nested_loops),
 		cmocka_unit_test(test_dataflow__cut_live_in_out_accumulators),
 		cmocka_unit_test(test_dataflow__cut_with_branch_and_guarded_def),
 		cmocka_unit_test(test_dataflow__brx_reaches_every_label),
