@@ -6,6 +6,7 @@
  * is live-in as well, and says so) and the range's memory effects.
  */
 #include "ana/ana.h"
+#include "ana/wgmma.h"
 #include "cmd.h"
 #include "splice/facts.h"
 
@@ -189,8 +190,13 @@ static int show_json(const char *path, const Module *m, const Func *f, unsigned 
 	Err e = ERR_INIT;
 	Dataflow *df = df_build(m, f, &e);
 	cJSON *cut = df ? cut_json(df, a, b, &e) : NULL;
-	df_free(df);
 	int rc = EXIT_OK;
+	WgmmaFacts wf;
+	if (cut && ana_wgmma(df, a, b, &wf, &e) == 0) {
+		cJSON_AddItemToObject(cut, "wgmma", wgmma_facts_json(df, &wf));
+		wgmma_facts_release(&wf);
+	}
+	df_free(df);
 	if (cut)
 		cJSON_AddItemToObject(o, "live", cut);
 	else {
@@ -214,6 +220,15 @@ static int show_operands(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 		facts_text(df, &po, &t);
 		printf("\n%s", t.p ? t.p : "");
 		sb_release(&t);
+	}
+	WgmmaFacts wf;
+	if (rc == 0 && (rc = ana_wgmma(df, a, b, &wf, e)) == 0) {
+		StrBuf t = STRBUF_INIT;
+		wgmma_facts_text(df, &wf, &t);
+		if (t.n)
+			printf("\n%s", t.p);
+		sb_release(&t);
+		wgmma_facts_release(&wf);
 	}
 	phase_operands_release(&po);
 	phases_release(&pl);
