@@ -12,7 +12,10 @@
 #     for B, .trans exactly when trans-b is 1 (the matmul's B and the
 #     attention's second product), one wgmma.commit_group + wait_group 0
 #     before and one wgmma.fence after;
-#   - both forms of every phase pass `recipe check --check=ptxas` (sm_90a).
+#   - both forms of every phase pass `recipe check --check=ptxas` (sm_90a);
+#   - the mma form of every phase of a kernel, spliced at once, assembles
+#     (ptxas, sm_90a) to the vendor's machine code: the kernel's .text
+#     section of the cubin byte for byte (read from the ELF here).
 # And the refusals: --native f16 on a wgmma phase, --native mma_sync on an
 # mma.sync phase.
 . "$D4R_TOP/tests/cli/lib.sh"
@@ -79,6 +82,31 @@ if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
 	nrec=$(ls recipes/triton-*/phase-*.json | wc -l)
 	[ "$nrec" -eq 36 ] || fail "$nrec native recipes, expected 36 (20 phases in the mma form, 16 f16 phases in the mma_sync form)"
 	[ "$(grep -c 'ptxas ok' "$T/out")" -eq 36 ] || fail "not every native recipe is ptxas ok"
+	# the mma form of every phase at once assembles to the vendor's own
+	# machine code: the .text section of the kernel, byte for byte
+	for k in matmul-f16-sm90 attn-f16-sm90 matmul-fp8-sm90; do
+		L=triton-$k
+		n=$(ls recipes/$L/phase-??.json | wc -l)
+		expect_rc 0 "$D4R" splice "$L" "${C[@]}" --phases "1-$n" -o "$T/$k.mma.ptx"
+		"${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" -arch=sm_90a "$W/corpus/$L.ptx" -o "$T/o.cubin" || fail "$L: ptxas"
+		"${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" -arch=sm_90a "$T/$k.mma.ptx" -o "$T/m.cubin" || fail "$L: ptxas on the mma form"
+		python3 - "$T/o.cubin" "$T/m.cubin" <<'PY' || fail "$L: the mma form's machine code is not the vendor's"
+import struct, sys
+def text(p):
+    b = open(p, "rb").read()
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    ent, num, stri = struct.unpack_from("<HHH", b, 0x3a)
+    hs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * ent) for i in range(num)]
+    so = hs[stri][4]
+    name = lambda h: b[so + h[0]:b.index(b"\0", so + h[0])].decode()
+    t = [h for h in hs if name(h).startswith(".text.")]
+    assert len(t) == 1, [name(h) for h in t]
+    return name(t[0]), b[t[0][4]:t[0][4] + t[0][5]]
+(na, a), (nb, b) = text(sys.argv[1]), text(sys.argv[2])
+print("%s: %d bytes, the mma form's %d: %s" % (na, len(a), len(b), "identical" if (na, a) == (nb, b) else "DIFFER"))
+sys.exit(0 if (na, a) == (nb, b) and len(a) > 0 else 1)
+PY
+	done
 else
 	skip_part "no ptxas: the native recipes were not assembled"
 fi
