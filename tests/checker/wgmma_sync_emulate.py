@@ -4,6 +4,7 @@ mma_sync template (d4r-splice recipe new --native mma_sync) against the
 kernel's own shared-memory layout, on the CPU, without d4r-splice's code.
 
 usage: wgmma_sync_emulate.py MODULE.ptx TEMPLATE.ptx RECIPE.json ROLES [EXPECT]
+       wgmma_sync_emulate.py --accumulators MODULE.ptx CPARAM:ROWS:COLS
 
 ROLES says what the kernel's global buffers are, as NAME=PARAM:ROWS:COLS:ORDER
 items joined by ',' (e.g. A=matmul_kernel_param_0:256:256:mk,...): the
@@ -247,27 +248,61 @@ class Machine:
             self.sn.append(k if s[0] == "stmt" else None)
             if s[0] == "stmt":
                 k += 1
-        self.smem = {}  # byte address -> (buffer, element index)
+        self.smem = {}  # byte address -> (buffer, element index) or a D label
+        self.gstores = {}  # (buffer, element index) -> what was stored there
         self.symbols = {}
         for sm in re.finditer(r"\.shared\s+(?:\.align\s+\d+\s+)?\.b8\s+(\w+)\[", self.text):
             self.symbols[sm.group(1)] = 0
 
     def run_to(self, threads, stop_sn):
-        """Every thread from the entry to statement number stop_sn (not run)."""
-        for t in threads:
-            pc, steps = 0, 0
-            while pc < len(self.stmts):
-                steps += 1
-                if steps > 200000:
-                    raise SystemExit("too many steps")
-                kind, s = self.stmts[pc]
-                if kind == "label":
-                    pc += 1
-                    continue
-                if self.sn[pc] == stop_sn:
-                    break
-                nxt = self.step(t, s)
-                pc = self.labels[nxt] if nxt else pc + 1
+        """All threads in lockstep from the entry to statement number
+        stop_sn (not run), or to the end (stop_sn None).  The kernels'
+        branches are uniform across the block (asserted); ldmatrix is
+        executed per warp."""
+        pc, steps = 0, 0
+        while pc < len(self.stmts):
+            steps += 1
+            if steps > 100000:
+                raise SystemExit("too many steps")
+            kind, s = self.stmts[pc]
+            if kind == "label":
+                pc += 1
+                continue
+            if self.sn[pc] == stop_sn:
+                return
+            if s.split()[0].startswith("ldmatrix"):
+                self.ldmatrix(threads, s)
+                pc += 1
+                continue
+            targets = {self.step(t, s) for t in threads}
+            if len(targets) != 1:
+                raise SystemExit("a branch that is not uniform: " + s)
+            nxt = targets.pop()
+            if nxt == "ret":
+                return
+            pc = self.labels[nxt] if nxt else pc + 1
+        if stop_sn is not None:
+            raise SystemExit("statement s%d not reached" % stop_sn)
+
+    def ldmatrix(self, threads, s):
+        """ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 for each warp:
+        each destination register gets two 2-byte shared values."""
+        op, guard, ops = split_ops(s)
+        trans = ".trans" in op
+        dst = [x.strip() for x in ops[0].strip("{}").split(",")]
+        for w in range(len(threads) // 32):
+            lanes = threads[32 * w:32 * w + 32]
+            addr = [addr_of(t, ops[1]) for t in lanes]
+            for ti, t in enumerate(lanes):
+                g, q = ti // 4, ti % 4
+                for j, r in enumerate(dst):
+                    if not trans:
+                        a = addr[8 * j + g] + 4 * q
+                        el = (self.smem.get(a), self.smem.get(a + 2))
+                    else:
+                        el = (self.smem.get(addr[8 * j + 2 * q] + 2 * g),
+                              self.smem.get(addr[8 * j + 2 * q + 1] + 2 * g))
+                    t.r[r] = ("h2", el[0], el[1])
 
     def step(self, t, s):
         op, guard, ops = split_ops(s)
@@ -302,11 +337,35 @@ class Machine:
             for i, r in enumerate(regs):
                 v = t.r.get(r, OPQ)
                 for h in range(2):
-                    if isinstance(v, tuple) and v[0] == "ld" and isinstance(a, int):
+                    if not isinstance(a, int):
+                        continue
+                    if isinstance(v, tuple) and v[0] == "ld":
                         self.smem[a + 4 * i + 2 * h] = (v[1], (v[2] + 2 * h) // 2)
-                    elif isinstance(a, int):
+                    elif isinstance(v, tuple) and v[0] == "h2":
+                        self.smem[a + 4 * i + 2 * h] = v[1 + h]
+                    else:
                         self.smem.pop(a + 4 * i + 2 * h, None)
             return None
+        if base == "st" and ".global" in op:
+            a = addr_of(t, ops[0])
+            regs = [x.strip() for x in ops[1].strip("{}").split(",")]
+            for i, r in enumerate(regs):
+                v = t.r.get(r, OPQ)
+                if isinstance(a, tuple) and isinstance(v, tuple) and v[0] == "h2":
+                    for h in range(2):
+                        self.gstores[(a[0], (a[1] + 4 * i + 2 * h) // 2)] = v[1 + h]
+            return None
+        if op.startswith("cvt.rn.f16x2.f32"):
+            # d = {cvt(a) in the high half, cvt(b) in the low half}
+            t.r[ops[0]] = ("h2", t.r.get(ops[2], OPQ), t.r.get(ops[1], OPQ))
+            return None
+        if op.startswith("wgmma.mma_async"):
+            regs = [x.strip() for x in ops[0].strip("{}").split(",")]
+            for i, r in enumerate(regs):
+                t.r[r] = ("D", t.r["%tid.x"], i, regs[0])
+            return None
+        if base == "ret":
+            return "ret"
         if op.startswith("cp.async.cg.shared.global") or op.startswith("cp.async.ca.shared.global"):
             d = addr_of(t, ops[0])
             src = addr_of(t, ops[1])
@@ -348,7 +407,54 @@ class Machine:
         return None
 
 
+def accumulators(ptx, cspec):
+    """The kernel run to its end: which accumulator register of which
+    thread each element of the output C holds (through the epilogue's
+    cvt, st.shared, ldmatrix and st.global), against the wgmma D fragment
+    the mma_sync form assumes: register i of thread (warp w, lane 4g + q)
+    is row 16w + g + 8 ((i / 2) % 2), column 8 (i / 4) + 2q + i % 2 of the
+    m64 tile."""
+    param, rows, cols = cspec.split(":")
+    rows, cols = int(rows), int(cols)
+    mach = Machine(ptx, {"C": (param, rows, cols, "mn")})
+    threads = [Thread(i, mach.params, mach.symbols) for i in range(128)]
+    mach.run_to(threads, None)
+    origin, bad, n = {}, [], 0
+    for (buf, idx), lab in mach.gstores.items():
+        if buf != "C":
+            continue
+        if not (isinstance(lab, tuple) and lab[0] == "D"):
+            bad.append("C element %d holds %r, not an accumulator" % (idx, lab))
+            continue
+        _, tid, i, tile = lab
+        row, col = divmod(idx, cols)
+        w, lane = tid // 32, tid % 32
+        g, q = lane // 4, lane % 4
+        r0 = row - (16 * w + g + 8 * ((i // 2) % 2))
+        c0 = col - (8 * (i // 4) + 2 * q + i % 2)
+        origin.setdefault(tile, set()).add((r0, c0))
+        n += 1
+    for tile, o in sorted(origin.items()):
+        if len(o) != 1:
+            bad.append("tile %s: the accumulators are not the fragment of one m64 tile: "
+                       "%d origins, e.g. %s" % (tile, len(o), sorted(o)[:4]))
+        else:
+            print("D tile %s: the kernel stores its register i of each thread at "
+                  "rows %d + 16w + g + 8((i/2)%%2), columns %d + 8(i/4) + 2q + i%%2" % (
+                      (tile,) + next(iter(o))))
+    if not n:
+        bad.append("no accumulator reaches the output")
+    if bad:
+        print("\n".join(sorted(set(bad))[:20]))
+        print("MISMATCH")
+        sys.exit(1)
+    print("ok: %d output elements, each the accumulator register the fragment says" % n)
+
+
 def main():
+    if sys.argv[1] == "--accumulators":
+        accumulators(sys.argv[2], sys.argv[3])
+        return
     ptx, tpl, recipe_path, roles_arg = sys.argv[1:5]
     expect = sys.argv[5].split(":") if len(sys.argv) > 5 else None
     roles = {}
@@ -388,6 +494,15 @@ def main():
     bad, nmma = [], 0
     regs_el = [dict() for _ in threads]  # register -> list of 2 elements (f16 pair)
     mma_seen = []
+    mma_d = []
+    # the cut's wgmma statements, in order, and their D tuples
+    wg_d = []
+    for i, (k, st) in enumerate(mach.stmts):
+        if k != "stmt" or mach.sn[i] < first:
+            continue
+        if not st.startswith("wgmma.mma_async"):
+            break
+        wg_d.append([x.strip() for x in split_ops(st)[2][0].strip("{}").split(",")])
     for s in body:
         op, guard, ops = split_ops(s)
         if op.startswith("ldmatrix"):
@@ -411,6 +526,7 @@ def main():
             a = [x.strip() for x in ops[1].strip("{}").split(",")]
             b = [x.strip() for x in ops[2].strip("{}").split(",")]
             mma_seen.append((a, b))
+            mma_d.append([x.strip() for x in ops[0].strip("{}").split(",")])
             for t in threads:
                 e = regs_el[t.r["%tid.x"]]
                 frags.setdefault(t.r["%tid.x"], []).append(
@@ -487,6 +603,23 @@ def main():
             runs.append([n0])
     if None in ns or len({(r[0], len(r)) for r in runs}) != 1:
         bad.append("the column blocks are not runs of 8-column blocks alike: %s" % ns)
+    # the D of mma j of wgmma r is registers 4j..4j+3 of wgmma r's D, and
+    # its B is column block j: with the fragment the kernel's epilogue
+    # shows (--accumulators), each result lands where the wgmma's would
+    if not wg_d or sum(len(d) // 4 for d in wg_d) != len(mma_d):
+        bad.append("%d mma.sync for wgmma D tuples of %s registers" % (
+            len(mma_d), [len(d) for d in wg_d]))
+    else:
+        m = 0
+        for r, d in enumerate(wg_d):
+            for j in range(len(d) // 4):
+                if mma_d[m] != d[4 * j:4 * j + 4]:
+                    bad.append("mma %d (wgmma %d, block %d) writes %s, not D registers %d..%d %s" % (
+                        m, r, j, mma_d[m], 4 * j, 4 * j + 3, d[4 * j:4 * j + 4]))
+                n0 = lines[m][3]
+                if n0 is None or n0 != lines[m - j][3] + 8 * j:
+                    bad.append("mma %d (wgmma %d, block %d) reads B columns %s" % (m, r, j, n0))
+                m += 1
     if expect and lines:
         i, arow, k0, n0 = lines[0]
         got = ["-" if arow is None else str(arow), str(k0), str(n0)]

@@ -7,8 +7,11 @@
 # addresses and swizzle - then the template, and checks that every thread's
 # A and B registers of every mma.sync.m16n8k16 hold the PTX ISA's m16n8k16
 # fragments of one 16-row tile per warp (rows 16w..), one k16 step and one
-# 8-column block, the blocks in order.  Neither the template's nor the
-# descriptors' layout is taken from d4r-splice.
+# 8-column block, the blocks in order, and that mma j of each wgmma writes
+# registers 4j..4j+3 of that wgmma's D; then, running the matmul to its
+# end, that its own epilogue stores the wgmma D registers where that
+# fragment puts them.  Neither the template's nor the descriptors' layout
+# is taken from d4r-splice.
 #
 # Expected first tile of each phase, from the kernels' tiling (the Triton
 # source: BM 128 = two m64 wgmma tiles, BK 64 = four k16 steps, in the
@@ -48,4 +51,12 @@ done
 for p in 5 6 7 8; do
 	emu triton-attn-f16-sm90 "$p" "$PV" "-:$((16 * (p - 5))):0"
 done
+# the accumulator fragment the form assumes, against the matmul's own
+# epilogue (its cvt, st.shared, ldmatrix and st.global of the wgmma D
+# registers, run to the end of the kernel): register i of lane 4g + q of
+# warp w is row 16w + g + 8 ((i / 2) % 2), column 8 (i / 4) + 2q + i % 2
+python3 "$EMU" --accumulators corpus/triton-matmul-f16-sm90.ptx matmul_kernel_param_2:256:256 >"$T/emu.out" 2>&1 ||
+	{ cat "$T/emu.out"; fail "the matmul's epilogue does not store the accumulators as the fragment says"; }
+cat "$T/emu.out"
+expect_grep '^ok: 16384 output elements' "$T/emu.out"
 exit 0
