@@ -373,7 +373,7 @@ static int recipe_new(int argc, char **argv)
 		else if (keep)
 			err_set(&e, "%s exists and is kept, and the recipe written for this cut does "
 			            "not fit it: nothing written\n  %s\n  (give a new --template NAME "
-			            "for a skeleton of its own, or --native mma|f16 to write the phase's "
+			            "for a skeleton of its own, or --native mma|f16|mma_sync to write the phase's "
 			            "native template again)", tpath, why);
 		else
 			err_set(&e, "the recipe written for this cut does not pass recipe check: "

@@ -38,9 +38,11 @@ for k in matmul-f16-sm90 matmul-fp8-sm90 attn-f16-sm90; do
 	expect_rc 0 "$D4R" phases --json "$FIX/triton-$k.ptx"
 	cp "$T/out" "$T/$k.json"
 done
-# an mma.sync kernel: every phase's "wgmma" is null
-expect_rc 0 "$D4R" phases --json "$FIX/triton-matmul-f16-sm80.ptx"
-cp "$T/out" "$T/sm80.json"
+# the mma.sync kernels (sm_80, sm_89): every phase's "wgmma" is null
+for k in matmul-f16-sm80 attn-f16-sm80 matmul-fp8-sm89; do
+	expect_rc 0 "$D4R" phases --json "$FIX/triton-$k.ptx"
+	cp "$T/out" "$T/$k.json"
+done
 
 python3 - "$T" <<'PY' || fail "wgmma facts differ from the values read off the PTX"
 import json, sys
@@ -115,8 +117,11 @@ eq("attn p5 a", w["a"], {"from": "registers", "regs": 4})
 eq("attn p5 imm", (w["imm_scale_a"], w["imm_scale_b"], w["trans_a"], w["trans_b"]), (1, 1, None, 1))
 desc("attn p5 B", w["b"], "0x4000004000000000", 0, 1024, "128B", 0)
 
-d = json.load(open(T + "/sm80.json"))
-eq("sm80 wgmma", set(repr(p["wgmma"]) for p in d["functions"][0]["phases"]), {"None"})
+for k in ("matmul-f16-sm80", "attn-f16-sm80", "matmul-fp8-sm89"):
+    d = json.load(open("%s/%s.json" % (T, k)))
+    ph = d["functions"][0]["phases"]
+    eq(k + " phases", len(ph) > 0, True)
+    eq(k + " wgmma", set(repr(p["wgmma"]) for p in ph), {"None"})
 if bad:
     print("\n".join(bad))
     sys.exit(1)
