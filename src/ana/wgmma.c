@@ -185,12 +185,75 @@ static bool start_field(Dataflow *df, uint32_t at, uint32_t opd, WgDesc *d)
 
 static void range_of(const WgmmaFact *w, WgDesc *d, bool is_a, int tnsp);
 
+/* An address that addr_value cannot resolve as a whole, taken apart along
+ * its adds: the parts that resolve (at most one symbol, constants) and the
+ * first part that does not (var_stmt, its defining statement). */
+typedef struct {
+	Str sym;
+	int64_t off;
+	int64_t var_stmt;
+	unsigned nvar;
+} Parts;
+
+static int sum_parts(Dataflow *df, uint32_t at, uint32_t reg, unsigned depth, Parts *pt)
+{
+	const Module *m = df_module(df);
+	Addr a;
+	if (addr_value(df, at, reg, &a) == 1) {
+		if (a.base == AB_SYMBOL) {
+			if (pt->sym.n)
+				return -1; /* two symbols */
+			pt->sym = a.base_name;
+			pt->off += a.offset;
+			if (a.variable && !pt->nvar++)
+				pt->var_stmt = -1;
+			return 0;
+		}
+		if (a.base == AB_ABSOLUTE) {
+			pt->off += a.offset;
+			return 0;
+		}
+		if (a.base == AB_SPECIAL) {
+			pt->off += a.offset;
+			if (!pt->nvar++)
+				pt->var_stmt = -1;
+			return 0;
+		}
+		return -1;
+	}
+	int64_t d = df_reaching_def(df, at, reg);
+	bool kills = false;
+	const Stmt *s = d >= 0 ? st(df, (uint32_t)d) : NULL;
+	if (depth < 8 && s && df_stmt_defines(df, (uint32_t)d, reg, &kills) && kills &&
+	    !(s->flags & STMT_GUARD) && s->nopd == 3 &&
+	    (stmt_opcode_is(m, s, "add.s32") || stmt_opcode_is(m, s, "add.u32"))) {
+		for (unsigned i = 1; i < 3; i++) {
+			int64_t v;
+			if (opd_int(m, s, i, &v)) {
+				pt->off += v;
+				continue;
+			}
+			int64_t r = df_opd_reg(df, stmt_opd_index(m, s, i));
+			if (r < 0 ||
+			    sum_parts(df, (uint32_t)d, (uint32_t)r, depth + 1, pt) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	/* a part that does not resolve */
+	if (!pt->nvar++)
+		pt->var_stmt = d >= 0 ? d : -1;
+	return 0;
+}
+
 static void decode(Dataflow *df, uint32_t at, uint32_t opd, WgDesc *d)
 {
 	const Module *m = df_module(df);
 	d->known = false;
 	d->start_known = false;
 	d->range_known = false;
+	d->var_stmt = -1;
+	d->var_why = NULL;
 	int64_t def = def_of(df, at, opd, &d->reg);
 	if (def < 0) {
 		d->why = df_opd_reg(df, opd) < 0
@@ -255,8 +318,25 @@ static void decode(Dataflow *df, uint32_t at, uint32_t opd, WgDesc *d)
 	if (!start_field(df, d->def, xopd, d))
 		return;
 	if (addr_value(df, d->addr_stmt, d->addr_reg, &d->addr) != 1) {
-		d->start_why = d->addr.why ? d->addr.why : "the address did not resolve";
-		return;
+		const char *why =
+		    d->addr.why ? d->addr.why : "the address did not resolve";
+		Parts pt;
+		memset(&pt, 0, sizeof pt);
+		if (sum_parts(df, d->addr_stmt, d->addr_reg, 0, &pt) < 0 || !pt.sym.n) {
+			d->start_why = why;
+			return;
+		}
+		/* a symbol plus terms that do not resolve: the symbol is a fact, the
+		 * offset is not */
+		memset(&d->addr, 0, sizeof d->addr);
+		d->addr.base = AB_SYMBOL;
+		d->addr.space = SP_SHARED;
+		d->addr.base_name = pt.sym;
+		d->addr.offset = pt.off;
+		d->addr.variable = true;
+		d->addr.why = why;
+		d->var_stmt = pt.var_stmt;
+		d->var_why = why;
 	}
 	if (d->addr.base != AB_SYMBOL && d->addr.base != AB_ABSOLUTE) {
 		d->start_why = "the address is not a shared symbol's";
@@ -533,7 +613,14 @@ static cJSON *desc_json(Dataflow *df, const WgDesc *d)
 		} else
 			cJSON_AddNullToObject(sa, "symbol");
 		cJSON_AddBoolToObject(sa, "variable", d->addr.variable);
+		if (d->var_why) {
+			num_or_null(sa, "variable_stmt", d->var_stmt >= 0,
+			            (double)d->var_stmt);
+			cJSON_AddStringToObject(sa, "variable_why", d->var_why);
+		}
 		num_or_null(sa, "offset", !d->addr.variable, (double)d->start_off);
+		cJSON_AddNumberToObject(sa, "constant_offset",
+		                        (double)(d->addr.offset + d->start_add));
 	}
 	cJSON *r = cJSON_AddObjectToObject(o, "range");
 	cJSON_AddBoolToObject(r, "known", d->range_known);
@@ -619,8 +706,12 @@ static void desc_text(Dataflow *df, const char *role, const WgDesc *d, StrBuf *o
 		sb_addf(out, "unknown (%s)", d->start_why);
 	else if (d->addr.base == AB_SYMBOL) {
 		sb_addf(out, "%.*s", (int)d->addr.base_name.n, d->addr.base_name.p);
-		if (d->addr.variable)
-			sb_addf(out, " + variable + %lld",
+		if (d->addr.variable && d->var_why && d->var_stmt >= 0)
+			sb_addf(out, " + %lld + a variable part (s%lld: %s)",
+			        (long long)(d->addr.offset + d->start_add),
+			        (long long)d->var_stmt, d->var_why);
+		else if (d->addr.variable)
+			sb_addf(out, " + %lld + a variable part",
 			        (long long)(d->addr.offset + d->start_add));
 		else
 			sb_addf(out, "+%lld", (long long)d->start_off);

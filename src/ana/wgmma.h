@@ -47,6 +47,11 @@ typedef struct {
 	Addr addr;          /* what it resolves to */
 	int64_t start_off;  /* addr.offset + start_add: bytes from the symbol
 	                       (when !addr.variable) */
+	int64_t var_stmt;   /* an address that resolves only in part (a symbol
+	                       plus terms that do not): the statement defining
+	                       the first such term (-1: none or not known), and
+	                       why it does not resolve */
+	const char *var_why;
 	/* the bytes read through the descriptor: [lo, hi) from the symbol */
 	bool range_known;
 	const char *range_why;

@@ -25,8 +25,10 @@
 #   - the start address: the attention kernel's first descriptors come from
 #     bfe.u32 %r80, %r74, 4, 14 with %r74 = mov.b32 global_smem (lines 155,
 #     239), so A of s257 starts at global_smem+0 and A of s265 (+0x200) at
-#     global_smem+8192; the matmuls' stage addresses are loop-carried
-#     (selp of a counter), which the address tracking does not resolve;
+#     global_smem+8192; the matmuls' stage addresses are global_smem plus
+#     a loop-carried stage offset (shl of a selp) that the address tracking
+#     does not resolve: the symbol and the constant part (B at +49152,
+#     add.s32 %r106, %r105, 49152, line 431) are known, the offset not;
 #   - the bytes read: A of m64 rows, K-major, 128B swizzle, SBO 1024: 8 row
 #     groups of 8 rows x 128 bytes at 1024-byte steps from the start's row,
 #     [0, 8192) for s257 and s260 (+32 stays in the first 128-byte row),
@@ -74,14 +76,22 @@ desc("mm16 p1 A", w["a"]["desc"], "0x4000004000000000", 0, 1024, "128B", 0)
 desc("mm16 p1 B", w["b"], "0x4000004002000000", 8192, 1024, "128B", 0)
 eq("mm16 p1 A reg", w["a"]["desc"]["reg"], "%rd53")
 eq("mm16 p1 B reg", w["b"]["reg"], "%rd54")
-eq("mm16 p1 start", w["a"]["desc"]["start"]["known"], False)
-eq("mm16 p1 range", w["a"]["desc"]["range"]["known"], False)
+# the stage base: global_smem + (stage << 14) (s310, shl.b32 %r104, %r280, 14;
+# %r280 a selp round the loop) for A, + 49152 more for B (add.s32 %r106,
+# %r105, 49152): the symbol and the constant part are known, the rest not
+sa, sb = w["a"]["desc"]["start"], w["b"]["start"]
+eq("mm16 p1 A start", (sa["known"], sa["symbol"], sa["variable"], sa["offset"], sa["constant_offset"], sa["variable_stmt"]),
+   (True, "global_smem", True, None, 0, 310))
+eq("mm16 p1 B start", (sb["known"], sb["symbol"], sb["variable"], sb["offset"], sb["constant_offset"], sb["variable_stmt"]),
+   (True, "global_smem", True, None, 49152, 310))
+eq("mm16 p1 range", w["a"]["desc"]["range"], {"known": False, "why": "the start address has a variable part"})
 eq("mm16 p1 scale_d", w["scale_d"], {"kind": "predicate", "reg": "%p1", "negated": False})
 eq("mm16 p1 imm", (w["imm_scale_a"], w["imm_scale_b"], w["trans_a"], w["trans_b"]), (1, 1, 0, 1))
 eq("mm16 p1 d_regs", w["d_regs"], 64)
 w = wg("matmul-f16-sm90", 2)[0]
 desc("mm16 p2 A", w["a"]["desc"], "0x4000004000000002", 0, 1024, "128B", 32)
 desc("mm16 p2 B", w["b"], "0x4000004002000080", 8192, 1024, "128B", 2048)
+eq("mm16 p2 B start", w["b"]["start"]["constant_offset"], 49152 + 2048)
 w = wg("matmul-f16-sm90", 5)[0]
 desc("mm16 p5 A", w["a"]["desc"], "0x4000004000000200", 0, 1024, "128B", 8192)
 
