@@ -34,6 +34,10 @@
  *    address plus 16 x C.start;
  *  - the address register is resolved by addr_value (a symbol, an
  *    offset, a variable part); mov.b64 %desc, C gives an absolute start.
+ *    When it does not resolve as a whole, its add.s32 / add.u32 chain is
+ *    taken apart (sum_parts): a symbol and constants that resolve, plus a
+ *    term that does not (a stage index carried round a loop), give the
+ *    symbol and the constant part, the offset itself unknown.
  * Anything else (the value assembled from two 32-bit halves, a
  * descriptor loaded from memory, a merge of definitions) leaves the
  * descriptor unknown with the reason.  The low 4 bits of the address are
