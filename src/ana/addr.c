@@ -171,7 +171,7 @@ static void add_atom(Term *t, uint64_t a, int64_t coef)
 }
 
 /* Parses an INT operand's text: [-]digits | 0x.. | 0b.. | 0 octal, [U]. */
-static bool int_value(Str s, int64_t *out)
+bool ana_int_value(Str s, int64_t *out)
 {
 	size_t i = 0;
 	bool neg = false;
@@ -831,7 +831,7 @@ static int resolve_opd(Ctx *c, uint32_t at, uint32_t opd, unsigned depth, Term *
 		return fail(c, "a negated operand in the address chain");
 	switch (o->kind) {
 	case OPD_INT:
-		if (!int_value(opd_str(m, o), &t->off))
+		if (!ana_int_value(opd_str(m, o), &t->off))
 			return fail(c, "an integer that does not parse");
 		return 0;
 	case OPD_REG:
@@ -944,7 +944,7 @@ static void access_size(const Module *m, const Stmt *s, uint32_t *elem, uint32_t
 		/* cp.async.ca.shared.global [dst], [src], cp-size */
 		int64_t v;
 		if (s->nopd >= 3 && stmt_opd(m, s, 2)->kind == OPD_INT &&
-		    int_value(opd_str(m, stmt_opd(m, s, 2)), &v) && v > 0) {
+		    ana_int_value(opd_str(m, stmt_opd(m, s, 2)), &v) && v > 0) {
 			bytes = (uint32_t)v;
 			n = 1;
 		} else
@@ -974,6 +974,7 @@ static int cmp_atom(const void *a, const void *b)
 }
 
 static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out);
+static int term_addr(Dataflow *df, const Term *t, bool coords, Addr *out);
 
 int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out)
 {
@@ -1033,6 +1034,35 @@ static int resolve_stmt(Dataflow *df, uint32_t stmt, Addr *out)
 		out->why = c.why ? c.why : "unresolved";
 		return 0;
 	}
+	return term_addr(df, &t, coords, out);
+}
+
+int addr_value(Dataflow *df, uint32_t stmt, uint32_t reg, Addr *out)
+{
+	memset(out, 0, sizeof *out);
+	if (stmt >= df_func(df)->nstmt || reg >= df_nregs(df))
+		return -1;
+	const Module *m = df_module(df);
+	Ctx c;
+	memset(&c, 0, sizeof c);
+	c.df = df;
+	c.m = m;
+	c.wide_ptr32 = m->address_size.len == 2 && memcmp(m->src + m->address_size.off, "32", 2) == 0;
+	Term t;
+	int rc = resolve_reg(&c, stmt, reg, 0, &t);
+	VEC_FREE(c.memo);
+	if (rc < 0) {
+		out->base = AB_NONE;
+		out->why = c.why ? c.why : "unresolved";
+		return 0;
+	}
+	return term_addr(df, &t, false, out);
+}
+
+/* The Addr of a resolved term: 1, or 0 with out->why. */
+static int term_addr(Dataflow *df, const Term *tp, bool coords, Addr *out)
+{
+	Term t = *tp;
 	bool variable = t.natom || t.atom_over || coords;
 	if (t.base == AB_NONE) {
 		if (t.nonspecial) {

@@ -21,6 +21,8 @@
  *               sources.c share phase_internal.h)
  *   operands.c  the operands of the mma of a range: each register's
  *               source, tiles and k-steps, loads and their reload safety
+ *   wgmma.c     the facts of each wgmma.mma_async (its own header,
+ *               wgmma.h): shape, operands, decoded matrix descriptors
  *
  * Each file uses only those above it in this list (dataflow.c, names.c,
  * cfg.c and live.c build one Dataflow together and share its inside,
@@ -273,6 +275,16 @@ int addr_resolve(Dataflow *df, uint32_t stmt, Addr *out);
 /* The resolved address of memory statement `stmt` (addr_resolve gave 1),
  * or NULL; the pointer stays valid while df lives. */
 const Addr *addr_cached(Dataflow *df, uint32_t stmt);
+/* The value register `reg` holds where statement `stmt` reads it, by the
+ * same rules, as an address (a shared-memory address in a register, the
+ * start of a wgmma matrix descriptor): 1 when it resolved, 0 when not
+ * (out->why), -1 for a statement or register outside the function.
+ * elem_bytes and nelem are 0: no access is made.  Not cached. */
+int addr_value(Dataflow *df, uint32_t stmt, uint32_t reg, Addr *out);
+/* The value of an integer literal's text ([-]digits, 0x.., 0b.., 0 octal,
+ * a U suffix; a 64-bit pattern above INT64_MAX comes back wrapped, as its
+ * bits): false when it is not one. */
+bool ana_int_value(Str s, int64_t *out);
 
 /* ---- the cut interface (cut.c) ------------------------------------------- */
 

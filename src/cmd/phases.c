@@ -9,6 +9,7 @@
  * CPU); the output is the same, in module order, whatever the count.
  */
 #include "ana/ana.h"
+#include "ana/wgmma.h"
 #include "cmd.h"
 #include "splice/facts.h"
 #include "splice/inflight.h"
@@ -61,6 +62,20 @@ static void epilogue_json(const Phase *p, cJSON *epi)
 		free(name);
 		s = *nl ? nl + 1 : nl;
 	}
+}
+
+/* The wgmma facts of phase p (ana/wgmma.h): an array, null when the phase
+ * holds no wgmma.mma_async. */
+static cJSON *wgmma_phase_json(Dataflow *df, const Phase *p)
+{
+	WgmmaFacts wf;
+	Err e = ERR_INIT;
+	cJSON *j = NULL;
+	if (ana_wgmma(df, p->first, p->last, &wf, &e) == 0 && wf.v.n)
+		j = wgmma_facts_json(df, &wf);
+	wgmma_facts_release(&wf);
+	err_release(&e);
+	return j ? j : cJSON_CreateNull();
 }
 
 static cJSON *phase_json(const Module *m, const Phase *p)
@@ -304,8 +319,10 @@ int cmd_phases(int argc, char **argv)
 			Dataflow *odf = pl.n ? df_build(m, f, &oe) : NULL; /* the operand facts */
 			for (size_t i = 0; i < pl.n; i++) {
 				cJSON *pj = phase_json(m, &pl.v[i]);
-				if (odf)
+				if (odf) {
 					cJSON_AddItemToObject(pj, "operands", facts_phase_json(odf, &pl, &pl.v[i]));
+					cJSON_AddItemToObject(pj, "wgmma", wgmma_phase_json(odf, &pl.v[i]));
+				}
 				cJSON *gj = odf ? inflight_json(odf, pl.v[i].first,
 				                                pl.v[i].last, true)
 				                : NULL;

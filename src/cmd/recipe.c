@@ -12,10 +12,11 @@
  *       holding whole the loops between (a matmul's loop and the wait
  *       after its back edge): a statement-range recipe,
  *       recipes/LAYER/phase-NN-wait.json by default
- *   recipe new LAYER --phase N --native mma|f16 [options]
+ *   recipe new LAYER --phase N --native mma|f16|mma_sync [options]
  *       writes a native phase from the phase's facts (splice/native.h):
  *       recipes/LAYER/phase-NN.json and ptx/LAYER/phase-NN.ptx for mma,
- *       phase-NN-f16.json and phase-NN-f16.ptx for f16; a template that
+ *       phase-NN-f16.json and phase-NN-f16.ptx for f16 (an e4m3 mma.sync
+ *       phase), phase-NN-mma_sync.* for mma_sync (a wgmma phase); a template that
  *       exists is kept when it is the same bytes, and replaced only with
  *       --force
  *   recipe check RECIPE... [options]
@@ -57,8 +58,8 @@ static const char *const usage_new[] = {
 	"recipe new LAYER --phase N [options]",
 	"recipe new --module FILE --phase N --template NAME -o FILE",
 	"recipe new (LAYER | --module FILE) --phase N --through-wait [options]",
-	"recipe new LAYER --phase N --native mma|f16 [options]",
-	"recipe new --module FILE --phase N --native mma|f16 -o FILE",
+	"recipe new LAYER --phase N --native mma|f16|mma_sync [options]",
+	"recipe new --module FILE --phase N --native mma|f16|mma_sync -o FILE",
 	"recipe new (LAYER | --module FILE) --stmts A:B --template NAME -o FILE",
 	NULL,
 };
@@ -278,7 +279,7 @@ static int recipe_new(int argc, char **argv)
 		           "the recipe file (default recipes/LAYER/phase-NN.json)"),
 		OPT_STRING(0, "template", &tname_opt, "NAME",
 		           "the template file under ptx/, or identity or perturb"),
-		OPT_CHOICE(0, "native", &native, "mma|f16",
+		OPT_CHOICE(0, "native", &native, "mma|f16|mma_sync",
 		           "write the native phase from its facts, in this form"),
 		COMMON_OPTS(&c),
 		OPT_FLAG(0, "force", &force,
@@ -332,7 +333,8 @@ static int recipe_new(int argc, char **argv)
 	if (native && !strcmp(out_opt ? out_opt : "", "-"))
 		return opt_fail(&op, "option '%s' writes a template beside the recipe: it cannot "
 		                     "be used with '-o -'", opt_given(&op, "native"));
-	const char *variant = native && !strcmp(native, "f16") ? "f16" : NULL;
+	/* the mma form is the phase's own file, the others variants by name */
+	const char *variant = native && strcmp(native, "mma") ? native : NULL;
 
 	int rc = EXIT_ERROR;
 	Err e = ERR_INIT;
@@ -448,7 +450,7 @@ static int recipe_new(int argc, char **argv)
 		else if (keep)
 			err_set(&e, "%s exists and is kept, and the recipe written for this cut does "
 			            "not fit it: nothing written\n  %s\n  (give a new --template NAME "
-			            "for a skeleton of its own, or --native mma|f16 to write the phase's "
+			            "for a skeleton of its own, or --native mma|f16|mma_sync to write the phase's "
 			            "native template again)", tpath, why);
 		else
 			err_set(&e, "the recipe written for this cut does not pass recipe check: "

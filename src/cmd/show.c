@@ -7,6 +7,7 @@
  * wgmma the groups in flight at each wgmma statement (splice/inflight.h).
  */
 #include "ana/ana.h"
+#include "ana/wgmma.h"
 #include "cmd.h"
 #include "splice/facts.h"
 #include "splice/inflight.h"
@@ -198,8 +199,13 @@ static int show_json(const char *path, const Module *m, const Func *f, unsigned 
 		else
 			cJSON_AddNullToObject(cut, "groups_in_flight");
 	}
-	df_free(df);
 	int rc = EXIT_OK;
+	WgmmaFacts wf;
+	if (cut && ana_wgmma(df, a, b, &wf, &e) == 0) {
+		cJSON_AddItemToObject(cut, "wgmma", wgmma_facts_json(df, &wf));
+		wgmma_facts_release(&wf);
+	}
+	df_free(df);
 	if (cut)
 		cJSON_AddItemToObject(o, "live", cut);
 	else {
@@ -223,6 +229,15 @@ static int show_operands(Dataflow *df, uint32_t a, uint32_t b, Err *e)
 		facts_text(df, &po, &t);
 		printf("\n%s", t.p ? t.p : "");
 		sb_release(&t);
+	}
+	WgmmaFacts wf;
+	if (rc == 0 && (rc = ana_wgmma(df, a, b, &wf, e)) == 0) {
+		StrBuf t = STRBUF_INIT;
+		wgmma_facts_text(df, &wf, &t);
+		if (t.n)
+			printf("\n%s", t.p);
+		sb_release(&t);
+		wgmma_facts_release(&wf);
 	}
 	phase_operands_release(&po);
 	phases_release(&pl);

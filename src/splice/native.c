@@ -69,7 +69,7 @@ static const char *const F16K16 = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16
 
 const char *native_form_name(NativeForm f)
 {
-	return f == NATIVE_F16 ? "f16" : "mma";
+	return f == NATIVE_F16 ? "f16" : f == NATIVE_MMA_SYNC ? "mma_sync" : "mma";
 }
 
 int native_form_parse(const char *s)
@@ -78,6 +78,8 @@ int native_form_parse(const char *s)
 		return NATIVE_MMA;
 	if (!strcmp(s, "f16"))
 		return NATIVE_F16;
+	if (!strcmp(s, "mma_sync"))
+		return NATIVE_MMA_SYNC;
 	return -1;
 }
 
@@ -657,6 +659,14 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	if (!f || (f->flags & FNF_DECL))
 		return err_set(e, "no function '%s' with a body in module '%s'",
 		               req->entry, m->name ? m->name : "?");
+	if (native_is_wgmma(m, req->entry, req->phase))
+		return splice_native_wgmma(req, recipe_json, template_text, summary, e);
+	if (req->form == NATIVE_MMA_SYNC)
+		return err_set(e,
+		               "phase %u holds no wgmma.mma_async: the mma_sync form is the "
+		               "mma.sync form of a wgmma phase (--native mma writes this "
+		               "phase's own instruction)",
+		               req->phase);
 	Dataflow *df = df_build(m, f, e);
 	if (!df)
 		return -1;

@@ -13,6 +13,14 @@
  *               reads it.
  * Both are bit-exact by construction; native.c says why and what it
  * refuses.
+ *
+ * A wgmma phase (native_wgmma.c) has two forms of its own:
+ *   NATIVE_MMA       the vendor's wgmma.mma_async, written again from its
+ *                    facts (ana/wgmma.h), the same descriptors;
+ *   NATIVE_MMA_SYNC  "mma_sync": the exact mma.sync form of an f16 wgmma
+ *                    with f32 accumulation, one m16n8k16 per warp and 8
+ *                    columns, A and B by ldmatrix through the descriptors'
+ *                    layout and swizzle, in the wgmma's k order.
  */
 #ifndef D4R_SPLICE_NATIVE_H
 #define D4R_SPLICE_NATIVE_H
@@ -21,9 +29,9 @@
 #include "base/strbuf.h"
 #include "ptx/module.h"
 
-typedef enum { NATIVE_MMA, NATIVE_F16 } NativeForm;
+typedef enum { NATIVE_MMA, NATIVE_F16, NATIVE_MMA_SYNC } NativeForm;
 
-/* "mma" / "f16", and back (-1 for an unknown name). */
+/* "mma" / "f16" / "mma_sync", and back (-1 for an unknown name). */
 const char *native_form_name(NativeForm f);
 int native_form_parse(const char *s);
 
@@ -50,5 +58,19 @@ typedef struct {
  */
 int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *template_text,
                   StrBuf *summary, Err *e);
+
+/* Does phase `phase` of `entry` hold a wgmma.mma_async?  splice_native
+ * hands such a phase to splice_native_wgmma. */
+bool native_is_wgmma(const Module *m, const char *entry, uint32_t phase);
+/*
+ * splice_native for a wgmma phase: the mma form writes each
+ * wgmma.mma_async again from its facts; the mma_sync form its exact
+ * mma.sync form (native_wgmma.c says how, and what it refuses: a type
+ * other than f16 with f32 accumulation, a descriptor not decoded, an
+ * MN-major A, N not a multiple of 16, scales other than 1); the f16 form
+ * is refused.  Same outputs and contract as splice_native.
+ */
+int splice_native_wgmma(const NativeRequest *req, StrBuf *recipe_json, StrBuf *template_text,
+                        StrBuf *summary, Err *e);
 
 #endif
