@@ -117,6 +117,13 @@ typedef struct {
 	unsigned array;
 } CapObject;
 
+/* A cuLaunchKernelEx attribute as the program gave it: its
+ * CUlaunchAttributeID and the first 32 bytes of its value. */
+typedef struct {
+	unsigned id;
+	uint32_t value[8];
+} CapAttr;
+
 typedef struct {
 	char *kernel;
 	unsigned launch; /* 1 for the first launch of this kernel */
@@ -137,6 +144,9 @@ typedef struct {
 	unsigned char *image; /* the module image */
 	size_t image_size;
 	bool synchronised; /* the context was synchronised around the launch */
+	bool cooperative;  /* cuLaunchCooperativeKernel */
+	CapAttr *attrs;    /* cuLaunchKernelEx's attributes */
+	size_t nattrs;
 } CapRecord;
 
 /* Reads the spool's L-N folder (record.json, params.bin, aI.before/after,
@@ -163,6 +173,17 @@ typedef struct {
 	uint64_t frame_size;
 	char oracle_sha256[65];
 } CapLayerInfo;
+
+/*
+ * What the launch attributes of r ask of a replay: each one the manifest
+ * replays ("attributes" of the launch, gpu/manifest.h's mf_attr_kinds;
+ * the cluster shape is "cluster"; cuLaunchCooperativeKernel is
+ * "cooperative": 1) as "NAME": VALUE text, comma-separated, in *json
+ * (empty when none).  -1 naming the first attribute a replay cannot give
+ * ("its launch attribute 'launch_completion_event' (id 12) is not
+ * replayed: ..."): such a launch is not made into a layer.
+ */
+int cap_launch_attrs(const CapRecord *r, StrBuf *json, Err *e);
 
 /*
  * The layer name of a record: the kernel's name made file-safe, and "-N"

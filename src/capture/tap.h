@@ -33,8 +33,9 @@ typedef struct {
 	CUstream stream;
 	void **kernel_params;
 	void **extra;
-	unsigned other_attrs; /* cuLaunchKernelEx attributes not replayed */
-	bool cooperative;
+	const CUlaunchAttribute *attrs; /* cuLaunchKernelEx's, as given */
+	unsigned nattrs;
+	bool cooperative; /* cuLaunchCooperativeKernel */
 } TapLaunch;
 
 /* Reads the environment once; 0 when the tap is on. */

@@ -429,6 +429,10 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 	       info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
 	       info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
 	       info.ptx_source ? info.ptx_source : "");
+	StrBuf attrs = STRBUF_INIT;
+	if (cap_launch_attrs(&r, &attrs, &e) == 0 && attrs.n)
+		printf("  launch attributes, replayed: {%s}\n", attrs.p);
+	sb_release(&attrs);
 	if (info.inner_pointers)
 		printf("  %u pointer%s inside the buffers: the layer replays at the "
 		       "recorded "

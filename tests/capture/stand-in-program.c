@@ -22,6 +22,14 @@
  *     MODE "cluster" one launch of pattern with k = 90 through cuLaunchKernelEx
  *                    in clusters of 2 blocks (the stand-in adds cluster.x - 1
  *                    to k in a cluster launch: the frame has k = 91)
+ *     MODE "attrs"   as "cluster", with the launch attributes priority 3,
+ *                    cooperative and a cluster scheduling policy (spread)
+ *                    too: the stand-in adds 1 + 3 + 10 to k (k = 104)
+ *     MODE "coop"    one launch of pattern with k = 90 the tap is shown as
+ *                    cuLaunchCooperativeKernel (the stand-in runs it as
+ *                    cuLaunchKernelEx with the cooperative attribute: k = 100)
+ *     MODE "event"   as "cluster", with a launch completion event attribute
+ *                    (an event of the program's: a replay cannot have it)
  *     MODE "graph"   as "ok", but the tap is told the launch went to a stream
  *                    that captures a CUDA graph (the stand-in's stream 0x6a7)
  *     MODE "managed" as "ok" with the output in managed memory
@@ -163,7 +171,8 @@ int main(int argc, char **argv)
 			tap_exit(&l, cookie);
 		return 0;
 	}
-	if (!strcmp(mode, "cluster")) {
+	if (!strcmp(mode, "cluster") || !strcmp(mode, "attrs") || !strcmp(mode, "coop") ||
+	    !strcmp(mode, "event")) {
 		CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **,
 		                      void **) = dlsym(cu, "cuLaunchKernelEx");
 		NEED(getf(&fn, mod, "pattern"));
@@ -176,24 +185,47 @@ int main(int argc, char **argv)
 		size_t sz = sizeof block;
 		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
 		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
-		CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-		at.value.clusterDim.x = 2,
-		at.value.clusterDim.y = at.value.clusterDim.z = 1;
+		bool coop = !strcmp(mode, "coop");
+		CUlaunchAttribute at[4] = {{.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION}};
+		at[0].value.clusterDim.x = 2,
+		at[0].value.clusterDim.y = at[0].value.clusterDim.z = 1;
+		unsigned nat = 1;
+		if (!strcmp(mode, "attrs")) {
+			at[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+			at[1].value.priority = 3;
+			at[2].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			at[2].value.cooperative = 1;
+			at[3].id =
+			    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+			at[3].value.clusterSchedulingPolicyPreference =
+			    CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+			nat = 4;
+		} else if (!strcmp(mode, "event")) {
+			at[1].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+			nat = 2;
+		} else if (coop) { /* the cooperative kernel call, as cuLaunchKernelEx */
+			at[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			at[0].value.cooperative = 1;
+		}
 		CUlaunchConfig cfg = {.gridDimX = 4,
 		                      .gridDimY = 1,
 		                      .gridDimZ = 1,
 		                      .blockDimX = 256,
 		                      .blockDimY = 1,
 		                      .blockDimZ = 1,
-		                      .attrs = &at,
-		                      .numAttrs = 1};
-		TapLaunch l = {.api = "cuLaunchKernelEx",
+		                      .attrs = at,
+		                      .numAttrs = nat};
+		TapLaunch l = {.api = coop ? "cuLaunchCooperativeKernel"
+		                           : "cuLaunchKernelEx",
 		               .kernel = "pattern",
 		               .f = fn,
 		               .grid = {4, 1, 1},
 		               .block = {256, 1, 1},
-		               .cluster = {2, 1, 1},
-		               .extra = extra};
+		               .cluster = {coop ? 1 : 2, 1, 1},
+		               .extra = extra,
+		               .attrs = coop ? NULL : at,
+		               .nattrs = coop ? 0 : nat,
+		               .cooperative = coop};
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);

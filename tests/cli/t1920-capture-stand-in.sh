@@ -124,6 +124,26 @@ expect_grep '^  replay: IDENTICAL' "$T/out"
 expect_grep '"cluster": \[2, 1, 1\]' "$T/clu/pattern/layer.json"
 cmp "$T/clu/pattern/oracle.frame" "$T/want91" || fail "the cluster launch's frame (k = 91)"
 
+# --- launch attributes: recorded, and replayed or refused by name ------------------------
+expect_rc 0 "$D4R" capture -o "$T/att" -- "$T/prog" "$PTX" attrs
+expect_grep '^  launch attributes, replayed: \{"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1\}$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+expect_grep '"attributes": \{"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1\}' "$T/att/pattern/layer.json"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((7 * i + 104) & 255) for i in range(1024)))' "$T/want104"
+cmp "$T/att/pattern/oracle.frame" "$T/want104" || fail "the frame of the launch with attributes (k = 90 + 1 + 3 + 10)"
+# the same layer without its attributes is another launch: the replay passes them
+sed -i 's/"priority": 3, //' "$T/att/pattern/layer.json"
+expect_rc 1 "$D4R" run "$T/att/pattern" --corpus "$T/att"
+expect_rc 0 "$D4R" capture -o "$T/coop" -- "$T/prog" "$PTX" coop
+expect_grep '^captured pattern launch 1 \(cuLaunchCooperativeKernel\)' "$T/out"
+expect_grep '^  launch attributes, replayed: \{"cooperative": 1\}$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((7 * i + 100) & 255) for i in range(1024)))' "$T/want100"
+cmp "$T/coop/pattern/oracle.frame" "$T/want100" || fail "the cooperative launch's frame (k = 100)"
+expect_rc 2 "$D4R" capture -o "$T/ev" -- "$T/prog" "$PTX" event
+expect_grep "capture: 'pattern' launch 1: its launch attribute 'launch_completion_event' \(id 12\) is not replayed: it records an event of the program's, which a replay has not" "$T/err"
+[ ! -e "$T/ev/pattern" ] || fail "a layer from a launch whose attribute cannot be replayed"
+
 # --- a pointer inside a buffer: replayed at the recorded addresses ----------------------
 sed 's/pattern/indirect/; s/\.param \.u64 out/.param .u64 table/' "$PTX" >"$T/indirect.ptx"
 expect_rc 0 "$D4R" capture -o "$T/tab" -- "$T/prog" "$T/indirect.ptx" table
