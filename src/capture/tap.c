@@ -17,6 +17,8 @@
  *      the launch can reach through them is copied too
  *   5. copies each allocation before the launch and, after the launch call
  *      returned and the context is synchronised again, after it
+ *   6. writes the record with every launch attribute as the program gave it
+ *      (record.c decides which a replay gives and refuses the others)
  *
  * Refusals are events ("refuse KERNEL #N: why"), never a failure of
  * PROGRAM: the tap must not change what PROGRAM does.
