@@ -23,7 +23,8 @@
  * The spool, DIR/.spool/ (doc/layer-manifest.md, "Captured layers"):
  *     events          one line per event, appended as PROGRAM runs:
  *                     "loaded", "launch KERNEL", "record L-N KERNEL",
- *                     "refuse KERNEL #N: why", "note text", "error text"
+ *                     "refuse KERNEL #N: why", "graph API" (the first
+ *                     CUDA graph launched), "note text", "error text"
  *     modules/mNNNN.img    each module image as the driver was handed it
  *     L-N/record.json      the launch: see cap_record_load
  *     L-N/params.bin       its parameter block

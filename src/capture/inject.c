@@ -127,10 +127,7 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain,
 	TapLaunch l;
 	if (!launch_of(cbid, cd, &l)) {
 		if (cd->callbackSite == CUPTI_API_ENTER)
-			d4r_tap_event("note %s: a CUDA graph was launched; kernels "
-			              "inside graphs are "
-			              "not captured",
-			              cd->functionName);
+			d4r_tap_graph_launch(cd->functionName);
 		return;
 	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {

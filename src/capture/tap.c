@@ -103,6 +103,7 @@ static struct {
 	Seen *seen;
 	size_t nseen, capseen;
 	unsigned matched, recorded;
+	unsigned graphs; /* CUDA graph launches seen */
 	CUresult (*ctx_sync)(void);
 	CUresult (*ctx_device)(CUdevice *);
 	CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr);
@@ -251,6 +252,16 @@ TAP_API void d4r_tap_module(const void *image, size_t size)
 	im->n = size;
 	im->index = (unsigned)T.nmods++;
 	im->written = false;
+	pthread_mutex_unlock(&mu);
+}
+
+TAP_API void d4r_tap_graph_launch(const char *api)
+{
+	if (d4r_tap_init() != 0)
+		return;
+	pthread_mutex_lock(&mu);
+	if (!T.graphs++) /* a program may launch a graph thousands of times */
+		ev("graph %s", api ? api : "cuGraphLaunch");
 	pthread_mutex_unlock(&mu);
 }
 

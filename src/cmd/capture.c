@@ -254,6 +254,7 @@ typedef struct {
 	VEC(char *) launched, records, errors;
 	unsigned refusals;
 	bool loaded;
+	char *graph; /* the API of the first CUDA graph launched, or NULL */
 } Events;
 
 static void events_release(Events *ev)
@@ -267,6 +268,7 @@ static void events_release(Events *ev)
 	VEC_FREE(ev->launched);
 	VEC_FREE(ev->records);
 	VEC_FREE(ev->errors);
+	free(ev->graph);
 }
 
 /* Step 3: the events file, its notes and refusals said on stderr. */
@@ -294,6 +296,13 @@ static void read_events(const char *spool, Events *ev)
 			VEC_PUSH(ev->records, xstrndup(line + 7, strcspn(line + 7, " ")));
 		else if (!strncmp(line, "error ", 6))
 			VEC_PUSH(ev->errors, xstrdup(line + 6));
+		else if (!strncmp(line, "graph ", 6) && !ev->graph) {
+			ev->graph = xstrdup(line + 6);
+			fprintf(stderr,
+			        "d4r-splice: capture: PROGRAM launched CUDA graphs (%s): the "
+			        "kernels inside them are not seen, and not captured\n",
+			        ev->graph);
+		}
 		else if (!strncmp(line, "refuse ", 7)) {
 			ev->refusals++;
 			fprintf(stderr, "d4r-splice: capture: not captured: %s\n",
@@ -598,12 +607,15 @@ int cmd_capture(int argc, char **argv)
 		sb_addf(&seen, "\n    %s", ev.launched.v[i]);
 	}
 	if (!ev.records.n) {
+		const char *graphs =
+		    ev.graph ? " outside CUDA graphs (the kernels inside them are not seen)"
+		             : "";
 		if (!ev.launched.n)
-			cmd_fail("capture: PROGRAM '%s' launched no kernel", argv[0]);
+			cmd_fail("capture: PROGRAM '%s' launched no kernel%s", argv[0], graphs);
 		else if (!matched)
-			cmd_fail("capture: no kernel matching '%s' was launched; the "
+			cmd_fail("capture: no kernel matching '%s' was launched%s; the "
 			         "kernels launched:%s",
-			         kernel, seen.p);
+			         kernel, graphs, seen.p);
 		else if (!ev.refusals)
 			cmd_fail(
 			    "capture: %s was launched fewer than %s times (--launch %s)",

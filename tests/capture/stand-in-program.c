@@ -33,6 +33,13 @@
  *     MODE "graph"   as "ok", but the tap is told the launch went to a stream
  *                    that captures a CUDA graph (the stand-in's stream 0x6a7)
  *     MODE "managed" as "ok" with the output in managed memory
+ *     MODE "host"    as "ok" with the output in pinned host memory
+ *     MODE "peer"    as "ok" with the output on device 1 (the stand-in is
+ *                    told so: d4r_mock_peer)
+ *     MODE "graphs"  three CUDA graph launches (the tap is told, as CUPTI's
+ *                    cuGraphLaunch callback does), then one launch of
+ *                    pattern into a stream capturing a graph
+ *     MODE "crash"   killed by SIGKILL after the launch
  *     MODE "table"   the stand-in's "indirect" kernel (MODULE must define it):
  *                    its parameter is a table whose first entry points to
  *                    the output (byte i = 5 i + k, k = 90): a pointer
@@ -45,6 +52,7 @@
 #include "capture/tap.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +97,7 @@ int main(int argc, char **argv)
 	    inj ? dlsym(inj, "d4r_tap_launch_enter") : NULL;
 	void (*tap_exit)(const TapLaunch *, void *) =
 	    inj ? dlsym(inj, "d4r_tap_launch_exit") : NULL;
+	void (*tap_graph)(const char *) = inj ? dlsym(inj, "d4r_tap_graph_launch") : NULL;
 	CUresult (*init)(unsigned) = dlsym(cu, "cuInit");
 	CUresult (*load)(CUmodule *, const void *, unsigned, CUjit_option *, void **) =
 	    dlsym(cu, "cuModuleLoadDataEx");
@@ -266,9 +275,21 @@ int main(int argc, char **argv)
 		CUresult (*managed)(CUdeviceptr *, size_t, unsigned) =
 		    dlsym(cu, "cuMemAllocManaged");
 		NEED(managed(&out, 1024, CU_MEM_ATTACH_GLOBAL));
+	} else if (!strcmp(mode, "host")) {
+		CUresult (*host)(void **, size_t) = dlsym(cu, "cuMemAllocHost_v2");
+		void *h = NULL;
+		NEED(host(&h, 1024));
+		out = (CUdeviceptr)(uintptr_t)h;
 	} else {
 		NEED(alloc(&out, 1024));
 	}
+	if (!strcmp(mode, "peer")) {
+		void (*peer)(CUdeviceptr) = dlsym(cu, "d4r_mock_peer");
+		if (peer)
+			peer(out);
+	}
+	for (int g = 0; !strcmp(mode, "graphs") && tap_graph && g < 3; g++)
+		tap_graph("cuGraphLaunch");
 	NEED(memset8(out, 0xff, 1024));
 	unsigned runs = !strcmp(mode, "none") ? 0 : !strcmp(mode, "twice") ? 2 : 1;
 	for (unsigned r = 0; r < runs; r++) {
@@ -281,7 +302,7 @@ int main(int argc, char **argv)
 		               .block = {256, 1, 1},
 		               .cluster = {1, 1, 1},
 		               .kernel_params = args};
-		if (!strcmp(mode, "graph"))
+		if (!strcmp(mode, "graph") || !strcmp(mode, "graphs"))
 			l.stream = (CUstream)(uintptr_t)0x6a7;
 		void *cookie = NULL;
 		if (tap_enter)
@@ -292,5 +313,7 @@ int main(int argc, char **argv)
 		if (tap_exit)
 			tap_exit(&l, cookie);
 	}
+	if (!strcmp(mode, "crash"))
+		raise(SIGKILL);
 	return !strcmp(mode, "fail") ? 3 : 0;
 }

@@ -6,7 +6,9 @@
 # `run`, take `phases`, `recipe new` and the main job, and its oracle must
 # be the stand-in kernel's rule (byte i = 7 i + k), computed here.  Then the
 # refusals: a replay that cannot reproduce the program, a --kernel that
-# never launched, a failing PROGRAM, the size cap, -o among PROGRAM's files.
+# never launched, a failing or killed PROGRAM, the size cap, -o among
+# PROGRAM's files, graphs, managed, host and peer memory, launch attributes
+# a replay cannot give.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$TOP/tests/cli/smoke-layer.sh"
 smoke_layer "$T/repo"
@@ -80,8 +82,24 @@ expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" graph
 expect_grep "not captured: pattern #1: launched into a CUDA graph being captured" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" managed
 expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is managed memory \(not captured\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" host
+expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is host memory \(not captured\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" peer
+expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is memory of device 1, a peer \(not captured\)" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" none
 expect_grep "launched no kernel" "$T/err"
+# CUDA graphs: said once however often they are launched, and in the error
+expect_rc 2 "$D4R" capture --kernel 'gemm' -o "$T/q" -- "$T/prog" "$PTX" graphs
+[ "$(grep -c 'PROGRAM launched CUDA graphs (cuGraphLaunch): the kernels inside them are not seen, and not captured$' "$T/err")" = 1 ] ||
+	fail "three graph launches are not said once"
+[ "$(grep -c '^graph ' "$T/q/.spool/events")" = 1 ] || fail "three graph launches are not one event in the spool"
+expect_grep "no kernel matching 'gemm' was launched outside CUDA graphs \(the kernels inside them are not seen\); the kernels launched:" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" graphs
+expect_grep "not captured: pattern #1: launched into a CUDA graph being captured" "$T/err"
+expect_grep "nothing captured \(1 launch refused, said above\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" crash
+expect_grep "PROGRAM '.*/prog' failed: killed by signal 9 \(nothing captured\)" "$T/err"
+[ ! -e "$T/q/pattern" ] || fail "a layer from a PROGRAM that was killed"
 expect_rc 2 "$D4R" capture --kernel '(' -o "$T/q" -- "$T/prog" "$PTX"
 expect_grep "'\(' is not a POSIX extended regular expression" "$T/err"
 expect_rc 2 "$D4R" capture --launch 0 -o "$T/q" -- "$T/prog" "$PTX"
