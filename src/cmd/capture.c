@@ -19,11 +19,16 @@
  *      marked non-deterministic in capture.json (exit 1)
  *
  * Exit: 0 every layer reproduced, 1 some replay differed, 2 error.
+ *
+ * With --json the lines go to stderr, PROGRAM's standard output too, and
+ * stdout holds one document: the layers written (what each line says) and
+ * the launches refused.
  */
 #include "cmd/cmd.h"
 
 #include "base/file.h"
 #include "capture/capture.h"
+#include "cmd/jsonout.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,9 +43,8 @@
 #include <unistd.h>
 
 static const char *const usage[] = {
-    "capture [--kernel REGEX] [--launch N|all] [--max-bytes SIZE] [--ptx-from DIR] -o "
-    "DIR "
-    "-- PROGRAM [ARGS...]",
+    "capture [--kernel REGEX] [--launch N|all] [--max-bytes SIZE] [--ptx-from DIR] "
+    "[--json] -o DIR -- PROGRAM [ARGS...]",
     NULL,
 };
 
@@ -198,7 +202,8 @@ out:
 
 /* Step 2: PROGRAM with the injection library; its exit status, or -1. */
 static int run_program(char **argv, const char *lib, const char *cupti, const char *spool,
-                       const char *kernel, const char *launch, uint64_t max_bytes, Err *e)
+                       const char *kernel, const char *launch, uint64_t max_bytes,
+                       bool stdout_to_stderr, Err *e)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -217,6 +222,8 @@ static int run_program(char **argv, const char *lib, const char *cupti, const ch
 			setenv("D4R_CAPTURE_KERNEL", kernel, 1);
 		else
 			unsetenv("D4R_CAPTURE_KERNEL");
+		if (stdout_to_stderr) /* --json: stdout is the document's */
+			dup2(2, 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "d4r-splice: capture: cannot run '%s': %s\n", argv[0],
 		        strerror(errno));
@@ -251,7 +258,7 @@ static int rm_rf(const char *path)
 }
 
 typedef struct {
-	VEC(char *) launched, records, errors;
+	VEC(char *) launched, records, errors, refused;
 	unsigned refusals;
 	bool loaded;
 	char *graph; /* the API of the first CUDA graph launched, or NULL */
@@ -265,6 +272,9 @@ static void events_release(Events *ev)
 		free(ev->records.v[i]);
 	for (size_t i = 0; i < ev->errors.n; i++)
 		free(ev->errors.v[i]);
+	for (size_t i = 0; i < ev->refused.n; i++)
+		free(ev->refused.v[i]);
+	VEC_FREE(ev->refused);
 	VEC_FREE(ev->launched);
 	VEC_FREE(ev->records);
 	VEC_FREE(ev->errors);
@@ -305,6 +315,7 @@ static void read_events(const char *spool, Events *ev)
 		}
 		else if (!strncmp(line, "refuse ", 7)) {
 			ev->refusals++;
+			VEC_PUSH(ev->refused, xstrdup(line + 7));
 			fprintf(stderr, "d4r-splice: capture: not captured: %s\n",
 			        line + 7);
 		} else if (!strncmp(line, "note ", 5))
@@ -415,35 +426,92 @@ static int replay_again(const char *dir, const char *layer, CapRecord *r,
 	return rc;
 }
 
+/* What one_layer says: its lines on `say`; with --json, an object per
+ * layer in `layers` and each refusal in `refused`. */
+typedef struct {
+	FILE *say;
+	cJSON *layers, *refused;
+} Said;
+
+/* The --json object of a layer written (man page, JSON OUTPUT). */
+static void layer_json(const Said *s, const CapRecord *r, const CapLayerInfo *info,
+                       const char *dir, const char *attrs, const char *verdict,
+                       const char *differs)
+{
+	if (!s->layers)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	StrBuf path = STRBUF_INIT, text = STRBUF_INIT;
+	sb_addf(&path, "%s/%s", dir, info->layer);
+	cJSON_AddStringToObject(o, "layer", info->layer);
+	cJSON_AddStringToObject(o, "path", path.p);
+	cJSON_AddStringToObject(o, "kernel", r->kernel);
+	cJSON_AddNumberToObject(o, "launch", r->launch);
+	cJSON_AddStringToObject(o, "api", r->api);
+	cJSON_AddNumberToObject(o, "buffers", (double)info->nbuffers);
+	cJSON_AddNumberToObject(o, "arrays", (double)r->narrays);
+	cJSON_AddNumberToObject(o, "frame_bytes", (double)info->frame_size);
+	if (info->ptx_source)
+		cJSON_AddStringToObject(o, "ptx", info->ptx_source);
+	else
+		cJSON_AddNullToObject(o, "ptx");
+	cJSON_AddBoolToObject(o, "replay_only", !info->ptx_source);
+	cJSON_AddStringToObject(o, "param_source", r->param_source);
+	cJSON_AddNumberToObject(o, "inner_pointers", info->inner_pointers);
+	cJSON_AddBoolToObject(o, "at_recorded_addresses",
+	                      info->inner_pointers || r->at_recorded_addresses);
+	sb_addf(&text, "{%s}", attrs ? attrs : "");
+	cJSON *a = cJSON_Parse(text.p);
+	cJSON_AddItemToObject(o, "attributes", a ? a : cJSON_CreateObject());
+	cJSON_AddStringToObject(o, "verdict", verdict);
+	if (!strcmp(verdict, "IDENTICAL"))
+		cJSON_AddStringToObject(o, "oracle_sha256", info->oracle_sha256);
+	else
+		cJSON_AddNullToObject(o, "oracle_sha256");
+	if (differs)
+		cJSON_AddStringToObject(o, "differs", differs);
+	cJSON_AddItemToArray(s->layers, o);
+	sb_release(&path);
+	sb_release(&text);
+}
+
+/* A launch that did not become a layer: said (cmd_fail) and listed. */
+static void refuse(const Said *s, const char *msg)
+{
+	cmd_fail("capture: %s", msg);
+	if (s->refused)
+		cJSON_AddItemToArray(s->refused, cJSON_CreateString(msg));
+}
+
 /* Steps 4 and 5 for one record; the exit status it asks for. */
 static int one_layer(const char *dir, const char *spool, const char *name,
-                     const CapWriteOpts *wo0)
+                     const CapWriteOpts *wo0, const Said *s)
 {
+	FILE *say = s->say;
 	Err e = ERR_INIT;
 	CapRecord r;
 	CapLayerInfo info;
 	int rc = EXIT_ERROR;
 	if (cap_record_load(spool, name, &r, &e) < 0) {
-		cmd_fail("capture: %s", err_msg(&e));
+		refuse(s, err_msg(&e));
 		err_release(&e);
 		return EXIT_ERROR;
 	}
 	CapWriteOpts wo = *wo0;
 	if (cap_layer_write(&r, dir, &wo, true, &info, &e) < 0) {
-		cmd_fail("capture: %s", err_msg(&e));
+		refuse(s, err_msg(&e));
 		goto out;
 	}
-	printf("captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
+	fprintf(say, "captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
 	       r.kernel, r.launch, r.api, dir, info.layer, info.nbuffers,
 	       info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
 	       info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
 	       info.ptx_source ? info.ptx_source : "");
 	StrBuf attrs = STRBUF_INIT;
 	if (cap_launch_attrs(&r, &attrs, &e) == 0 && attrs.n)
-		printf("  launch attributes, replayed: {%s}\n", attrs.p);
-	sb_release(&attrs);
+		fprintf(say, "  launch attributes, replayed: {%s}\n", attrs.p);
 	if (info.inner_pointers)
-		printf("  %u pointer%s inside the buffers: the layer replays at the "
+		fprintf(say, "  %u pointer%s inside the buffers: the layer replays at the "
 		       "recorded "
 		       "addresses\n",
 		       info.inner_pointers, info.inner_pointers == 1 ? "" : "s");
@@ -469,7 +537,7 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		             : replay(dir, layer, frame.p, &out);
 		cap_layer_info_release(&info);
 		if (v2 == 0) {
-			printf("  replay moved: %s; at the recorded addresses it "
+			fprintf(say, "  replay moved: %s; at the recorded addresses it "
 			       "reproduces the "
 			       "program: the layer keeps them\n",
 			       why0.p);
@@ -485,10 +553,12 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		wo.reproduced = true;
 		rc = cap_layer_write(&r, dir, &wo, true, &info, &e) < 0 ? EXIT_ERROR
 		                                                        : EXIT_OK;
-		if (rc == EXIT_OK)
-			printf(
-			    "  replay: IDENTICAL to the program's output (oracle %s)\n",
-			    info.oracle_sha256);
+		if (rc == EXIT_OK) {
+			fprintf(say,
+			        "  replay: IDENTICAL to the program's output (oracle %s)\n",
+			        info.oracle_sha256);
+			layer_json(s, &r, &info, dir, attrs.p, "IDENTICAL", NULL);
+		}
 	} else {
 		if (v == 1)
 			name_difference(&r, frame.p, &why);
@@ -500,15 +570,19 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		rc = cap_layer_write(&r, dir, &wo, false, &info, &e) < 0 ? EXIT_ERROR
 		     : v == 1                                            ? EXIT_DIFFERS
 		                                                         : EXIT_ERROR;
-		printf("  replay: %s %s: %s; the layer is marked non-deterministic and "
-		       "has no "
-		       "oracle\n",
-		       v == 1 ? "DIFFERS" : "ERROR", layer, why.p);
+		fprintf(say,
+		        "  replay: %s %s: %s; the layer is marked non-deterministic and "
+		        "has no oracle\n",
+		        v == 1 ? "DIFFERS" : "ERROR", layer, why.p);
+		if (info.layer)
+			layer_json(s, &r, &info, dir, attrs.p, v == 1 ? "DIFFERS" : "ERROR",
+			           why.p);
 	}
 	if (e.set)
 		cmd_fail("capture: %s", err_msg(&e));
 	unlink(frame.p);
 	free(layer);
+	sb_release(&attrs);
 	sb_release(&frame);
 	sb_release(&out);
 	sb_release(&why);
@@ -523,6 +597,7 @@ int cmd_capture(int argc, char **argv)
 {
 	const char *kernel = NULL, *launch = "1", *ptx_from = NULL, *outdir = NULL;
 	uint64_t max_bytes = 4ull << 30;
+	bool json = false;
 	const Opt opts[] = {
 	    OPT_STRING(0, "kernel", &kernel, "REGEX",
 	               "capture launches of kernels whose name matches (POSIX extended)"),
@@ -534,6 +609,8 @@ int cmd_capture(int argc, char **argv)
 	    OPT_STRING(0, "ptx-from", &ptx_from, "DIR",
 	               "a folder of PTX files to find the kernels' PTX in"),
 	    OPT_STRING('o', "output", &outdir, "DIR", "where the layers go (DIR/LAYER/)"),
+	    OPT_FLAG(0, "json", &json,
+	             "one JSON object on stdout (the lines, and PROGRAM's output, on stderr)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "capture", .usage = usage, .opts = opts};
@@ -568,6 +645,8 @@ int cmd_capture(int argc, char **argv)
 	StrBuf spool = STRBUF_INIT, prog = STRBUF_INIT;
 	Events ev = {0};
 	int rc = EXIT_ERROR;
+	cJSON *doc = NULL;
+	Said said = {json ? stderr : stdout, NULL, NULL};
 	if (check_output(outdir, nargs, argv, &e) < 0 || !(lib = find_library(&e)) ||
 	    !(cupti = find_cupti(&e)) || mkdir_p(outdir, &e) < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
@@ -580,13 +659,31 @@ int cmd_capture(int argc, char **argv)
 	memcpy(pargv, argv, (size_t)nargs * sizeof(*pargv));
 	int prc = mkdir_p(spool.p, &e) < 0 ? -1
 	                                   : run_program(pargv, lib, cupti, spool.p,
-	                                                 kernel, launch, max_bytes, &e);
+	                                                 kernel, launch, max_bytes, json, &e);
 	free(pargv);
 	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
 		goto out;
 	}
 	read_events(spool.p, &ev);
+	for (int i = 0; i < nargs; i++)
+		sb_addf(&prog, "%s%s", i ? " " : "", argv[i]);
+	if (json) {
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "output", outdir);
+		cJSON_AddStringToObject(doc, "program", prog.p);
+		if (ev.graph)
+			cJSON_AddStringToObject(doc, "graphs", ev.graph);
+		else
+			cJSON_AddNullToObject(doc, "graphs");
+		cJSON *k = cJSON_AddArrayToObject(doc, "kernels_launched");
+		for (size_t i = 0; i < ev.launched.n; i++)
+			cJSON_AddItemToArray(k, cJSON_CreateString(ev.launched.v[i]));
+		said.layers = cJSON_AddArrayToObject(doc, "layers");
+		said.refused = cJSON_AddArrayToObject(doc, "refused");
+		for (size_t i = 0; i < ev.refused.n; i++)
+			cJSON_AddItemToArray(said.refused, cJSON_CreateString(ev.refused.v[i]));
+	}
 	if (ev.errors.n) {
 		for (size_t i = 0; i < ev.errors.n; i++)
 			cmd_fail("capture: in PROGRAM: %s", ev.errors.v[i]);
@@ -629,17 +726,17 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	sb_release(&seen);
-	for (int i = 0; i < nargs; i++)
-		sb_addf(&prog, "%s%s", i ? " " : "", argv[i]);
 	CapWriteOpts wo = {.ptx_from = ptx_from, .program = prog.p};
 	rc = EXIT_OK;
 	for (size_t i = 0; i < ev.records.n; i++) {
-		int r = one_layer(outdir, spool.p, ev.records.v[i], &wo);
+		int r = one_layer(outdir, spool.p, ev.records.v[i], &wo, &said);
 		rc = MAX(rc, r);
 	}
 	if (rc != EXIT_ERROR)
 		rm_rf(spool.p);
 out:
+	if (doc)
+		cmd_json_print(doc, rc);
 	if (kernel)
 		regfree(&re);
 	events_release(&ev);
