@@ -180,7 +180,9 @@ typedef struct {
  * replays ("attributes" of the launch, gpu/manifest.h's mf_attr_kinds;
  * the cluster shape is "cluster"; cuLaunchCooperativeKernel is
  * "cooperative": 1) as "NAME": VALUE text, comma-separated, in *json
- * (empty when none).  -1 naming the first attribute a replay cannot give
+ * (empty when none).  One that asks nothing of the launch (its default
+ * value, a stream's policy, a cluster scheduling preference without
+ * clusters) is left out.  -1 naming the first attribute a replay cannot give
  * ("its launch attribute 'launch_completion_event' (id 12) is not
  * replayed: ..."): such a launch is not made into a layer.
  */

@@ -405,18 +405,47 @@ static const struct {
     {13, "device_updatable_kernel_node", "it belongs to a graph's kernel node"},
 };
 
+/*
+ * Does attribute a ask nothing of a launch of r: an ignored entry, the
+ * cluster shape ("cluster" says it), a stream's synchronization policy
+ * (valid for streams only), a value that is the default (not cooperative,
+ * no programmatic serialization, priority 0, the default memory sync
+ * domain, no NVLink-centric scheduling), or a cluster scheduling
+ * preference for a launch without clusters?  Those are left out of the
+ * manifest: a replay without them is the same launch.
+ */
+static bool asks_nothing(const CapRecord *r, const CapAttr *a)
+{
+	switch (a->id) {
+	case 0: /* CU_LAUNCH_ATTRIBUTE_IGNORE */
+	case 3: /* ..._SYNCHRONIZATION_POLICY */
+	case 4: /* ..._CLUSTER_DIMENSION */
+		return true;
+	case 2:  /* ..._COOPERATIVE */
+	case 6:  /* ..._PROGRAMMATIC_STREAM_SERIALIZATION */
+	case 8:  /* ..._PRIORITY */
+	case 10: /* ..._MEM_SYNC_DOMAIN */
+	case 16: /* ..._NVLINK_UTIL_CENTRIC_SCHEDULING */
+		return a->value[0] == 0;
+	case 5: /* ..._CLUSTER_SCHEDULING_POLICY_PREFERENCE */
+		return a->value[0] == 0 || r->cluster[0] * r->cluster[1] * r->cluster[2] <= 1;
+	default:
+		return false;
+	}
+}
+
 int cap_launch_attrs(const CapRecord *r, StrBuf *json, Err *e)
 {
 	sb_reset(json);
 	bool coop = r->cooperative;
 	for (size_t i = 0; i < r->nattrs; i++) {
 		const CapAttr *a = &r->attrs[i];
-		if (a->id == 0 || a->id == 4) /* ignored entries; the cluster shape */
+		if (a->id == 2 && a->value[0])
+			coop = false; /* given as an attribute: written below */
+		if (asks_nothing(r, a))
 			continue;
 		const MfAttrKind *k = mf_attr_kind_of(a->id);
 		if (k) {
-			if (a->id == 2)
-				coop = false; /* given as an attribute: written here */
 			sb_adds(json, json->n ? ", \"" : "\"");
 			sb_adds(json, k->name);
 			if (k->shape)

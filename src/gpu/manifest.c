@@ -585,7 +585,6 @@ out:
 /* The numbers are cuda.h's CUlaunchAttributeID. */
 const MfAttrKind mf_attr_kinds[] = {
     {"cooperative", 2, false, 0, 1},
-    {"synchronization_policy", 3, false, 1, 4},
     {"cluster_scheduling_policy_preference", 5, false, 0, 2},
     {"programmatic_stream_serialization", 6, false, 0, 1},
     {"priority", 8, false, -2147483648.0, 2147483647.0},

@@ -368,6 +368,24 @@ static void test_capture__launch_attributes(void **state)
 	assert_int_equal(l->attrs[2].v[0], 1);
 	mf_release(&m);
 
+	/* what asks nothing of the launch is left out: a default value, a
+	 * scheduling preference without clusters, a stream's policy */
+	CapAttr *more = xcalloc(7, sizeof(CapAttr));
+	memcpy(more, r.attrs, 3 * sizeof(CapAttr));
+	free(r.attrs);
+	r.attrs = more;
+	r.attrs[3].id = 6;                        /* programmatic serialization 0 */
+	r.attrs[4].id = 5, r.attrs[4].value[0] = 1; /* spread, but no clusters */
+	r.attrs[5].id = 3, r.attrs[5].value[0] = 2; /* a synchronization policy */
+	r.nattrs = 6;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_string_equal(json.p, "\"priority\": -2, \"preferred_cluster_dimension\": [4, 1, "
+	                            "1], \"cooperative\": 1");
+	r.cluster[0] = 2; /* with clusters, the preference is the launch's */
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_non_null(strstr(json.p, "\"cluster_scheduling_policy_preference\": 1"));
+	r.cluster[0] = 1;
+
 	r.attrs[1].id = 12; /* a launch completion event */
 	assert_int_equal(cap_launch_attrs(&r, &json, &e), -1);
 	assert_non_null(strstr(err_msg(&e), "'kern' launch 1: its launch attribute "
