@@ -41,7 +41,7 @@
 #include "base/sha256.h"
 #include "bin/extract.h"
 #include "bin/fatbin.h"
-#include "gpu/manifest.h"
+#include "gpu/mfattr.h"
 
 #include <dirent.h>
 #include <errno.h>

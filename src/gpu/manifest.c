@@ -13,6 +13,7 @@
 
 #include "base/file.h"
 #include "base/json.h"
+#include "gpu/mfattr.h"
 
 #include <errno.h>
 #include <math.h>
@@ -582,77 +583,6 @@ out:
 	return rc;
 }
 
-/* The numbers are cuda.h's CUlaunchAttributeID. */
-const MfAttrKind mf_attr_kinds[] = {
-    {"cooperative", 2, false, 0, 1},
-    {"cluster_scheduling_policy_preference", 5, false, 0, 2},
-    {"programmatic_stream_serialization", 6, false, 0, 1},
-    {"priority", 8, false, -2147483648.0, 2147483647.0},
-    {"mem_sync_domain", 10, false, 0, 1},
-    {"preferred_cluster_dimension", 11, true, 1, 16},
-    {"preferred_shared_memory_carveout", 14, false, 0, 4294967295.0},
-    {"nvlink_util_centric_scheduling", 16, false, 0, 1},
-    {NULL, 0, false, 0, 0},
-};
-
-const MfAttrKind *mf_attr_kind(const char *name)
-{
-	for (const MfAttrKind *k = mf_attr_kinds; k->name; k++)
-		if (!strcmp(k->name, name))
-			return k;
-	return NULL;
-}
-
-const MfAttrKind *mf_attr_kind_of(unsigned id)
-{
-	for (const MfAttrKind *k = mf_attr_kinds; k->name; k++)
-		if (k->id == id)
-			return k;
-	return NULL;
-}
-
-/* "attributes": {"NAME": value, ...} of a launch (mf_attr_kinds). */
-static int parse_attributes(JsonDoc *d, const cJSON *o, MfLaunch *l)
-{
-	const cJSON *as = json_member(d, o, "attributes", JSON_OPTIONAL);
-	if (!as)
-		return 0;
-	size_t mark = json_push(d, "attributes");
-	int rc = -1;
-	if (!cJSON_IsObject(as)) {
-		json_bad(d, "expected an object of launch attributes");
-		goto out;
-	}
-	for (const cJSON *a = as->child; a; a = a->next) {
-		const MfAttrKind *k = mf_attr_kind(a->string);
-		if (!k || l->nattrs == MF_MAX_ATTRS) {
-			StrBuf names = STRBUF_INIT;
-			for (const MfAttrKind *q = mf_attr_kinds; q->name; q++)
-				sb_addf(&names, "%s%s", q == mf_attr_kinds ? "" : ", ", q->name);
-			json_bad_at(d, a->string,
-			            "'%s' is not a launch attribute a replay can set (%s)",
-			            a->string, names.p);
-			sb_release(&names);
-			goto out;
-		}
-		MfAttr *at = &l->attrs[l->nattrs++];
-		at->id = k->id;
-		if (k->shape) {
-			if (parse_dim3(d, as, a->string, k->hi, at->v) < 0)
-				goto out;
-			continue;
-		}
-		int64_t v;
-		if (json_get_int(d, as, a->string, JSON_REQUIRED, k->lo, k->hi, &v) < 0)
-			goto out;
-		at->v[0] = (uint32_t)v;
-	}
-	rc = 0;
-out:
-	json_pop(d, mark);
-	return rc;
-}
-
 static int parse_launches(JsonDoc *d, const cJSON *root, Manifest *m)
 {
 	const cJSON *ls = json_member(d, root, "launches", JSON_REQUIRED);
@@ -682,7 +612,7 @@ static int parse_launches(JsonDoc *d, const cJSON *root, Manifest *m)
 		if (json_member(d, o, "cluster", JSON_OPTIONAL) &&
 		    parse_dim3(d, o, "cluster", 8, l->cluster) < 0)
 			goto out;
-		if (parse_attributes(d, o, l) < 0)
+		if (mf_parse_attributes(d, o, l) < 0)
 			goto out;
 		if ((uint64_t)l->block[0] * l->block[1] * l->block[2] > 1024) {
 			json_bad_at(

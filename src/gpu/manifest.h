@@ -95,26 +95,13 @@ typedef struct {
  * A launch attribute a launch asks for ("attributes": {"priority": 3}),
  * passed to cuLaunchKernelEx (gpu/place.c) as the CUlaunchAttribute `id`
  * with the value v[0] (the bits of a 32-bit integer), or v[0..3) for a
- * shape.  mf_attr_kinds lists the ones a manifest may name, each with the
- * CUlaunchAttributeID it stands for (cuda.h's numbering); it ends with a
- * NULL name.  The cluster shape is "cluster", not an attribute.
+ * shape.  Which ones a manifest may name: gpu/mfattr.h.  The cluster shape
+ * is "cluster", not an attribute.
  */
 typedef struct {
 	unsigned id;
 	uint32_t v[3];
 } MfAttr;
-
-typedef struct {
-	const char *name; /* "priority", cuda.h's name in lower case, no prefix */
-	unsigned id;      /* CU_LAUNCH_ATTRIBUTE_PRIORITY */
-	bool shape;       /* three integers (else one) */
-	double lo, hi;    /* the range of the value (of each of a shape's three) */
-} MfAttrKind;
-
-extern const MfAttrKind mf_attr_kinds[];
-/* The kind named `name` / of CUlaunchAttributeID `id`, or NULL. */
-const MfAttrKind *mf_attr_kind(const char *name);
-const MfAttrKind *mf_attr_kind_of(unsigned id);
 
 #define MF_MAX_ATTRS 12
 

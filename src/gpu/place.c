@@ -12,6 +12,8 @@
  */
 #include "gpu/place.h"
 
+#include "gpu/mfattr.h"
+
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
