@@ -34,6 +34,8 @@
 #       (one line; N the bytes of what the launch wrote, its sum checked
 #       against capture.json)
 #         replay: IDENTICAL to the program's output (oracle SHA256)
+#       enc4 kernel: frame N bytes, compared with oracle.frame: [small]
+#         surf0 surf1 surf2, 0 differ
 #       cuda_dldn_engine_swin_enc4_kernel: 62 phases, 1386 mma statements, ...
 #       id-08.json ... IDENTICAL, id-61.json ... IDENTICAL,
 #       3 identical, 0 differ, 0 errors
@@ -43,6 +45,9 @@
 #         8 pointers inside the buffers: the layer replays at the recorded addresses
 #         replay: IDENTICAL to the program's output (oracle SHA256)
 #       (then `run`:)   oracle: matches
+#       (`run` of a copy whose a0 must be at 0xfff0000000000000: exit 2)
+#         buffer 'a0' must be at 0xfff0000000000000 (a captured layer whose
+#         buffers point into each other): cuMemAddressReserve ...
 #     A driver that will not map memory at the recorded address makes part 4
 #     print "replay: ERROR table_scale: ... buffer 'a0' must be at 0x...
 #     (a captured layer whose buffers point into each other): ..." instead.
@@ -273,6 +278,17 @@ if [ -x "$NVCC" ]; then
 	say "table: run again: exit $rc"
 	[ $rc -eq 0 ] && grep -q '^  oracle: matches$' "$T/tabrun.out" ||
 		no "table: a second run at the recorded addresses does not match the oracle"
+	# an address the driver cannot give (past the 57 bits of a virtual
+	# address): run says so, naming the buffer
+	rm -rf "$W/tabbad" && cp -r "$W/tab" "$W/tabbad"
+	sed -i '0,/"address": "0x[0-9a-f]*"/s//"address": "0xfff0000000000000"/' \
+		"$W/tabbad/table_scale/layer.json" 2>/dev/null
+	"$D4R" run "$W/tabbad/table_scale" --corpus "$W/tabbad" >"$T/tabbad.out" 2>&1
+	rc=$?
+	show "$T/tabbad.out"
+	say "table: run with an address that cannot be had: exit $rc"
+	[ $rc -eq 2 ] && grep -q "buffer 'a0' must be at 0xfff0000000000000 (a captured layer whose buffers point into each other): " "$T/tabbad.out" ||
+		no "table: run does not say that buffer a0 cannot be at 0xfff0000000000000"
 else
 	no "table: no nvcc"
 fi
