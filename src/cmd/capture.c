@@ -451,10 +451,20 @@ static void layer_json(const Said *s, const CapRecord *r, const CapLayerInfo *in
 	cJSON_AddNumberToObject(o, "buffers", (double)info->nbuffers);
 	cJSON_AddNumberToObject(o, "arrays", (double)r->narrays);
 	cJSON_AddNumberToObject(o, "frame_bytes", (double)info->frame_size);
-	if (info->ptx_source)
-		cJSON_AddStringToObject(o, "ptx", info->ptx_source);
+	/* the PTX: "image", "fatbin" (the image's own), or "file" (source_file) */
+	const char *src = info->ptx_source;
+	bool own = src && (!strcmp(src, "image") || !strcmp(src, "fatbin"));
+	if (src)
+		cJSON_AddStringToObject(o, "ptx", own ? src : "file");
 	else
 		cJSON_AddNullToObject(o, "ptx");
+	if (src && !own)
+		cJSON_AddStringToObject(o, "source_file", src);
+	else
+		cJSON_AddNullToObject(o, "source_file");
+	sb_addf(&text, "%s/%s", path.p, src ? "module.ptx" : "module.cubin");
+	cJSON_AddStringToObject(o, "module", text.p);
+	sb_reset(&text);
 	cJSON_AddBoolToObject(o, "replay_only", !info->ptx_source);
 	cJSON_AddStringToObject(o, "param_source", r->param_source);
 	cJSON_AddNumberToObject(o, "inner_pointers", info->inner_pointers);

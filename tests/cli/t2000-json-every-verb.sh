@@ -201,6 +201,8 @@ l, = d["layers"]
 assert (l["layer"], l["verdict"], l["frame_bytes"], l["api"]) == ("pattern", "IDENTICAL", 1024, "cuLaunchKernelEx"), l
 assert l["attributes"] == {"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1}, l
 assert d["kernels_launched"] == ["pattern"] and d["refused"] == [], d
+assert (l["ptx"], l["source_file"], l["replay_only"]) == ("image", None, False), l
+assert l["module"].endswith("/capj/pattern/module.ptx"), l["module"]
 PY
 json capture 1 "$D4R" capture --json -o "$T/capr" -- "$T/capprog" "$M" racy
 json job 0 "$D4R" smoke --phase 1 --runs 0 --json
