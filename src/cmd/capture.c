@@ -308,12 +308,12 @@ static void read_events(const char *spool, Events *ev)
 			VEC_PUSH(ev->errors, xstrdup(line + 6));
 		else if (!strncmp(line, "graph ", 6) && !ev->graph) {
 			ev->graph = xstrdup(line + 6);
-			fprintf(stderr,
-			        "d4r-splice: capture: PROGRAM launched CUDA graphs (%s): the "
-			        "kernels inside them are not seen, and not captured\n",
-			        ev->graph);
-		}
-		else if (!strncmp(line, "refuse ", 7)) {
+			fprintf(
+			    stderr,
+			    "d4r-splice: capture: PROGRAM launched CUDA graphs (%s): the "
+			    "kernels inside them are not seen, and not captured\n",
+			    ev->graph);
+		} else if (!strncmp(line, "refuse ", 7)) {
 			ev->refusals++;
 			VEC_PUSH(ev->refused, xstrdup(line + 7));
 			fprintf(stderr, "d4r-splice: capture: not captured: %s\n",
@@ -512,19 +512,22 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		refuse(s, err_msg(&e));
 		goto out;
 	}
-	fprintf(say, "captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
-	       r.kernel, r.launch, r.api, dir, info.layer, info.nbuffers,
-	       info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
-	       info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
-	       info.ptx_source ? info.ptx_source : "");
+	fprintf(
+	    say,
+	    "captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
+	    r.kernel, r.launch, r.api, dir, info.layer, info.nbuffers,
+	    info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
+	    info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
+	    info.ptx_source ? info.ptx_source : "");
 	StrBuf attrs = STRBUF_INIT;
 	if (cap_launch_attrs(&r, &attrs, &e) == 0 && attrs.n)
 		fprintf(say, "  launch attributes, replayed: {%s}\n", attrs.p);
 	if (info.inner_pointers)
-		fprintf(say, "  %u pointer%s inside the buffers: the layer replays at the "
-		       "recorded "
-		       "addresses\n",
-		       info.inner_pointers, info.inner_pointers == 1 ? "" : "s");
+		fprintf(say,
+		        "  %u pointer%s inside the buffers: the layer replays at the "
+		        "recorded "
+		        "addresses\n",
+		        info.inner_pointers, info.inner_pointers == 1 ? "" : "s");
 	StrBuf frame = STRBUF_INIT, out = STRBUF_INIT, why = STRBUF_INIT;
 	sb_addf(&frame, "%s/.spool/replay.frame", dir);
 	int v = replay(dir, info.layer, frame.p, &out);
@@ -547,10 +550,11 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		             : replay(dir, layer, frame.p, &out);
 		cap_layer_info_release(&info);
 		if (v2 == 0) {
-			fprintf(say, "  replay moved: %s; at the recorded addresses it "
-			       "reproduces the "
-			       "program: the layer keeps them\n",
-			       why0.p);
+			fprintf(say,
+			        "  replay moved: %s; at the recorded addresses it "
+			        "reproduces the "
+			        "program: the layer keeps them\n",
+			        why0.p);
 			v = 0;
 		} else {
 			r.at_recorded_addresses = false;
@@ -564,9 +568,10 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		rc = cap_layer_write(&r, dir, &wo, true, &info, &e) < 0 ? EXIT_ERROR
 		                                                        : EXIT_OK;
 		if (rc == EXIT_OK) {
-			fprintf(say,
-			        "  replay: IDENTICAL to the program's output (oracle %s)\n",
-			        info.oracle_sha256);
+			fprintf(
+			    say,
+			    "  replay: IDENTICAL to the program's output (oracle %s)\n",
+			    info.oracle_sha256);
 			layer_json(s, &r, &info, dir, attrs.p, "IDENTICAL", NULL);
 		}
 	} else {
@@ -585,8 +590,8 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		        "has no oracle\n",
 		        v == 1 ? "DIFFERS" : "ERROR", layer, why.p);
 		if (info.layer)
-			layer_json(s, &r, &info, dir, attrs.p, v == 1 ? "DIFFERS" : "ERROR",
-			           why.p);
+			layer_json(s, &r, &info, dir, attrs.p,
+			           v == 1 ? "DIFFERS" : "ERROR", why.p);
 	}
 	if (e.set)
 		cmd_fail("capture: %s", err_msg(&e));
@@ -619,8 +624,9 @@ int cmd_capture(int argc, char **argv)
 	    OPT_STRING(0, "ptx-from", &ptx_from, "DIR",
 	               "a folder of PTX files to find the kernels' PTX in"),
 	    OPT_STRING('o', "output", &outdir, "DIR", "where the layers go (DIR/LAYER/)"),
-	    OPT_FLAG(0, "json", &json,
-	             "one JSON object on stdout (the lines, and PROGRAM's output, on stderr)"),
+	    OPT_FLAG(
+	        0, "json", &json,
+	        "one JSON object on stdout (the lines, and PROGRAM's output, on stderr)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "capture", .usage = usage, .opts = opts};
@@ -667,9 +673,10 @@ int cmd_capture(int argc, char **argv)
 	/* PROGRAM's words alone: opt_parse left the options after them */
 	char **pargv = xcalloc((size_t)nargs + 1, sizeof(*pargv));
 	memcpy(pargv, argv, (size_t)nargs * sizeof(*pargv));
-	int prc = mkdir_p(spool.p, &e) < 0 ? -1
-	                                   : run_program(pargv, lib, cupti, spool.p,
-	                                                 kernel, launch, max_bytes, json, &e);
+	int prc = mkdir_p(spool.p, &e) < 0
+	              ? -1
+	              : run_program(pargv, lib, cupti, spool.p, kernel, launch, max_bytes,
+	                            json, &e);
 	free(pargv);
 	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
@@ -692,7 +699,8 @@ int cmd_capture(int argc, char **argv)
 		said.layers = cJSON_AddArrayToObject(doc, "layers");
 		said.refused = cJSON_AddArrayToObject(doc, "refused");
 		for (size_t i = 0; i < ev.refused.n; i++)
-			cJSON_AddItemToArray(said.refused, cJSON_CreateString(ev.refused.v[i]));
+			cJSON_AddItemToArray(said.refused,
+			                     cJSON_CreateString(ev.refused.v[i]));
 	}
 	if (ev.errors.n) {
 		for (size_t i = 0; i < ev.errors.n; i++)
@@ -715,10 +723,12 @@ int cmd_capture(int argc, char **argv)
 	}
 	if (!ev.records.n) {
 		const char *graphs =
-		    ev.graph ? " outside CUDA graphs (the kernels inside them are not seen)"
-		             : "";
+		    ev.graph
+		        ? " outside CUDA graphs (the kernels inside them are not seen)"
+		        : "";
 		if (!ev.launched.n)
-			cmd_fail("capture: PROGRAM '%s' launched no kernel%s", argv[0], graphs);
+			cmd_fail("capture: PROGRAM '%s' launched no kernel%s", argv[0],
+			         graphs);
 		else if (!matched)
 			cmd_fail("capture: no kernel matching '%s' was launched%s; the "
 			         "kernels launched:%s",
