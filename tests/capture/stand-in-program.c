@@ -9,7 +9,8 @@
  * threads), its parameters handed to the tap as kernelParams, so the tap
  * needs their layout (the stand-in's cuFuncGetParamInfo gives none, as on
  * the H200) from the module's PTX; the stand-in driver runs the launch from
- * the same bytes as one parameter block.
+ * the same bytes as one parameter block.  It prints its MODE on stdout, as
+ * a program prints its own output.
  *
  *   stand-in-program MODULE.ptx [MODE]
  *     MODE "ok"      one launch of pattern with k = 90 (default)
@@ -84,6 +85,8 @@ static CUresult launch_params(LaunchFn launch, CUfunction fn, void **args)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "ok";
+	printf("stand-in-program: %s\n", mode); /* a program's own output */
+	fflush(stdout);
 	void *cu = dlopen(getenv("D4R_LIBCUDA"), RTLD_NOW | RTLD_GLOBAL);
 	if (!cu) {
 		fprintf(stderr, "stand-in-program: %s\n", dlerror());
