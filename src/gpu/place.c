@@ -186,6 +186,37 @@ fail_said:;
 	return -1;
 }
 
+/*
+ * The launch again with the parameter block as kernelParams, each pointing
+ * at its parameter's offset (cuFuncGetParamInfo), for a driver that takes
+ * no `extra` with some attribute, as cuLaunchCooperativeKernel takes none.
+ * `was` (the first launch's result) when the offsets cannot be had.
+ */
+static CUresult launch_with_params(LaunchExFn launch, const CUlaunchConfig *c, CUfunction f,
+                                   void **extra, CUresult was)
+{
+	typedef CUresult (*ParamInfoFn)(CUfunction, size_t, size_t *, size_t *);
+	ParamInfoFn info = (ParamInfoFn)sym("cuFuncGetParamInfo", NULL);
+	unsigned char *block = NULL;
+	size_t size = 0;
+	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			block = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			size = *(size_t *)extra[i + 1];
+	}
+	if (!info || !block)
+		return was;
+	void *kp[512];
+	size_t n = 0, off, psize;
+	while (n < ARRAY_SIZE(kp) && info(f, n, &off, &psize) == CUDA_SUCCESS) {
+		if (off + psize > size)
+			return was;
+		kp[n++] = block + off;
+	}
+	return n || !size ? launch(c, f, kp, NULL) : was;
+}
+
 CUresult gpu_launch_ex(CUfunction f, const MfLaunch *l, CUstream s, void **extra)
 {
 	LaunchExFn launch = (LaunchExFn)sym("cuLaunchKernelEx", NULL);
@@ -224,5 +255,8 @@ CUresult gpu_launch_ex(CUfunction f, const MfLaunch *l, CUstream s, void **extra
 	c.hStream = s;
 	c.attrs = at;
 	c.numAttrs = n;
-	return launch(&c, f, NULL, extra);
+	CUresult cr = launch(&c, f, NULL, extra);
+	if (cr == CUDA_ERROR_INVALID_VALUE && extra)
+		cr = launch_with_params(launch, &c, f, extra, cr);
+	return cr;
 }

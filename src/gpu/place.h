@@ -36,7 +36,10 @@ static inline bool gpu_launch_needs_ex(const MfLaunch *l)
 	return l->cluster[0] * l->cluster[1] * l->cluster[2] > 1 || l->nattrs;
 }
 /* cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION l->cluster
- * (when it is more than one block) and each of l->attrs. */
+ * (when it is more than one block) and each of l->attrs; the parameter
+ * block in `extra`, or, should the driver refuse that
+ * (CUDA_ERROR_INVALID_VALUE), as kernelParams at each parameter's offset
+ * (cuFuncGetParamInfo). */
 CUresult gpu_launch_ex(CUfunction f, const MfLaunch *l, CUstream s, void **extra);
 
 #endif

@@ -25,7 +25,8 @@
  *                    to k in a cluster launch: the frame has k = 91)
  *     MODE "attrs"   as "cluster", with the launch attributes priority 3,
  *                    cooperative and a cluster scheduling policy (spread)
- *                    too: the stand-in adds 1 + 3 + 10 to k (k = 104)
+ *                    too: the stand-in adds 1 + 3 + 10 to k (k = 104); its
+ *                    parameters as kernelParams (a cooperative launch's)
  *     MODE "coop"    one launch of pattern with k = 90 the tap is shown as
  *                    cuLaunchCooperativeKernel (the stand-in runs it as
  *                    cuLaunchKernelEx with the cooperative attribute: k = 100)
@@ -219,6 +220,8 @@ int main(int argc, char **argv)
 			at[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
 			at[0].value.cooperative = 1;
 		}
+		bool by_params = coop || !strcmp(mode, "attrs"); /* cooperative */
+		void *args[] = {&dst, &k};
 		CUlaunchConfig cfg = {.gridDimX = 4,
 		                      .gridDimY = 1,
 		                      .gridDimZ = 1,
@@ -234,14 +237,15 @@ int main(int argc, char **argv)
 		               .grid = {4, 1, 1},
 		               .block = {256, 1, 1},
 		               .cluster = {coop ? 1 : 2, 1, 1},
-		               .extra = extra,
+		               .extra = by_params ? NULL : extra,
+		               .kernel_params = by_params ? args : NULL,
 		               .attrs = coop ? NULL : at,
 		               .nattrs = coop ? 0 : nat,
 		               .cooperative = coop};
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);
-		NEED(launch_ex(&cfg, fn, NULL, extra));
+		NEED(by_params ? launch_ex(&cfg, fn, args, NULL) : launch_ex(&cfg, fn, NULL, extra));
 		if (tap_exit)
 			tap_exit(&l, cookie);
 		return 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0300-capture: `capture -- PROGRAM` on the GPU, for four programs.
+# t0300-capture: `capture -- PROGRAM` on the GPU, for five programs.
 #   1. tests/gpu/capture-matmul.py, its Triton f16 matmul (sm_90): captured
 #      with its PTX from Triton's cache; the layer replays IDENTICAL (capture
 #      requires it); the identity splice of every phase is IDENTICAL (check)
@@ -26,7 +26,14 @@
 #      replay at them (cuMemAddressReserve, cuMemCreate, cuMemMap) is
 #      IDENTICAL; the oracle is the kernel's rule (dst = 2 src + row)
 #      computed here, and a second `run` of the layer in a new process gets
-#      the addresses again
+#      the addresses again; a copy asking for an address no driver gives
+#      is refused by `run`, naming the buffer
+#   5. tests/gpu/capture-coop.c, a kernel with a grid-wide barrier
+#      (capture-coop.cu: cooperative groups' grid.sync(), which traps in an
+#      ordinary launch) launched with cuLaunchCooperativeKernel: the layer
+#      replays it as a cooperative launch (cuLaunchKernelEx with the
+#      cooperative attribute) IDENTICAL; the oracle is the block sums and
+#      the total, computed here
 # The lines the parts must print (TMP is the test's folder, TOP the tree):
 #   3b: captured cuda_dldn_engine_swin_enc4_kernel launch 1 (cuLaunchKernel):
 #         TMP/w/enc4k/cuda_dldn_engine_swin_enc4_kernel, 3 buffers,
@@ -48,6 +55,12 @@
 #       (`run` of a copy whose a0 must be at 0xfff0000000000000: exit 2)
 #         buffer 'a0' must be at 0xfff0000000000000 (a captured layer whose
 #         buffers point into each other): cuMemAddressReserve ...
+#   5:  capture-coop: total 97831 in every block
+#       captured grid_total launch 1 (cuLaunchCooperativeKernel):
+#         TMP/w/coop/grid_total, 3 buffers, 2048-byte frame, PTX from
+#         TMP/w/coop-ptx/capture-coop.ptx
+#         launch attributes, replayed: {"cooperative": 1}
+#         replay: IDENTICAL to the program's output (oracle SHA256)
 #     A driver that will not map memory at the recorded address makes part 4
 #     print "replay: ERROR table_scale: ... buffer 'a0' must be at 0x...
 #     (a captured layer whose buffers point into each other): ..." instead.
@@ -291,5 +304,44 @@ if [ -x "$NVCC" ]; then
 		no "table: run does not say that buffer a0 cannot be at 0xfff0000000000000"
 else
 	no "table: no nvcc"
+fi
+
+# --- 5. a cooperative launch: replayed as one --------------------------------------------
+if [ -x "$NVCC" ]; then
+	mkdir -p "$W/coop-ptx"
+	"$NVCC" -ptx -arch=sm_90 -o "$W/coop-ptx/capture-coop.ptx" "$TOP/tests/gpu/capture-coop.cu" \
+		>"$T/nvcc-coop.out" 2>&1 &&
+		"$NVCC" -o "$W/capture-coop" "$TOP/tests/gpu/capture-coop.c" -lcuda >>"$T/nvcc-coop.out" 2>&1 ||
+		{ show "$T/nvcc-coop.out"; no "coop: nvcc failed"; }
+	t0=$SECONDS
+	"$D4R" capture --ptx-from "$W/coop-ptx" -o "$W/coop" -- "$W/capture-coop" \
+		"$W/coop-ptx/capture-coop.ptx" >"$T/coop.out" 2>&1
+	rc=$?
+	show "$T/coop.out"
+	say "coop: capture exit $rc in $((SECONDS - t0)) s"
+	[ $rc -eq 0 ] || no "coop: capture exited $rc"
+	for want in '^capture-coop: total 97831 in every block$' \
+		"^captured grid_total launch 1 \\(cuLaunchCooperativeKernel\\): $W/coop/grid_total, 3 buffers, 2048-byte frame, PTX from $W/coop-ptx/capture-coop.ptx\$" \
+		'^  launch attributes, replayed: \{"cooperative": 1\}$' \
+		'^  replay: IDENTICAL to the program.s output \(oracle [0-9a-f]{64}\)$'; do
+		grep -Eq "$want" "$T/coop.out" || no "coop: no line '$want'"
+	done
+	C5=$W/coop/grid_total
+	grep -q '"attributes": {"cooperative": 1}' "$C5/layer.json" 2>/dev/null ||
+		no "coop: the layer's launch is not cooperative"
+	python3 -c '
+import struct, sys
+v = [i % 97 for i in range(2048)]
+part = [sum(v[256 * b:256 * b + 256]) for b in range(8)]
+pad = b"\xff" * (1024 - 32)
+open(sys.argv[1], "wb").write(struct.pack("<8i", *part) + pad + struct.pack("<8i", *[sum(v)] * 8) + pad)
+' "$T/coop.want"
+	if cmp -s "$C5/oracle.frame" "$T/coop.want"; then
+		say "coop: the oracle is the block sums and the total (2048 bytes)"
+	else
+		no "coop: the oracle is not the block sums and the total"
+	fi
+else
+	no "coop: no nvcc"
 fi
 exit $bad
