@@ -22,6 +22,10 @@
  *   5. the PTX: from the image, --ptx-from, or Triton's cache (the .ptx
  *      beside a cubin equal to the image); without it the module is the
  *      image itself and the layer is replay-only
+ *   6. the launch attributes: each one a replay gives is the launch's
+ *      "attributes" (gpu/mfattr.h), one that asks nothing of the launch is
+ *      left out, and one a replay cannot give (the program's events, an L2
+ *      window over its addresses) refuses the layer, naming it
  *
  * Decisions:
  *  - Buffers are named by allocation order, not by parameter name: one

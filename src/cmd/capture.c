@@ -12,7 +12,8 @@
  *      the capture (exit 2, nothing written)
  *   3. the spool's events: notes and refusals said; a --kernel that never
  *      launched lists the kernels that did (exit 2)
- *   4. each record -> DIR/LAYER (record.c)
+ *   4. each record -> DIR/LAYER (record.c; a launch attribute a replay
+ *      cannot give refuses the layer, exit 2)
  *   5. each layer replayed by `run` in a child process; its frame must be
  *      the captured output byte for byte.  When it is not, the buffer that
  *      differs is named and the layer is written again without an oracle,
