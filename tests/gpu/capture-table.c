@@ -4,7 +4,7 @@
  * PTX through the driver, as a renderer loads its shaders) that reaches its
  * buffers only through a table of device pointers.
  *
- *   capture-table KERNEL.ptx
+ *   capture-table KERNEL.ptx [graph]
  *
  * Four source rows of 256 floats, each its own cuMemAlloc (src[r][c] =
  * 256 r + c), one 4096-byte destination (0xff bytes before) of which each
@@ -12,9 +12,12 @@
  * interior pointers into the destination.  One launch of table_scale with
  * scale 2: dst[r][c] = 2 (256 r + c) + r, exact in f32; the program checks
  * every value and prints "capture-table: 1024 values right" (exit 0) or the
- * first wrong one (exit 1).
+ * first wrong one (exit 1).  With "graph" the launch is captured into a
+ * CUDA graph on a stream of its own (cuStreamBeginCapture), and the graph
+ * is launched twice (cuGraphLaunch): the kernel never runs outside a graph.
  */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +38,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: capture-table KERNEL.ptx\n");
+	bool graph = argc == 3 && !strcmp(argv[2], "graph");
+	if (argc != 2 && !graph) {
+		fprintf(stderr, "usage: capture-table KERNEL.ptx [graph]\n");
 		return 2;
 	}
 	FILE *f = fopen(argv[1], "rb");
@@ -77,7 +81,21 @@ int main(int argc, char **argv)
 	int nrows = ROWS;
 	float scale = 2.0f;
 	void *args[] = {&table, &nrows, &scale};
-	CK(cuLaunchKernel(fn, ROWS, 1, 1, WIDTH, 1, 1, 0, NULL, args, NULL));
+	if (graph) {
+		CUstream s;
+		CUgraph g;
+		CUgraphExec x;
+		CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		CK(cuLaunchKernel(fn, ROWS, 1, 1, WIDTH, 1, 1, 0, s, args, NULL));
+		CK(cuStreamEndCapture(s, &g));
+		CK(cuGraphInstantiate(&x, g, 0));
+		CK(cuGraphLaunch(x, s));
+		CK(cuGraphLaunch(x, s));
+		CK(cuStreamSynchronize(s));
+	} else {
+		CK(cuLaunchKernel(fn, ROWS, 1, 1, WIDTH, 1, 1, 0, NULL, args, NULL));
+	}
 	CK(cuCtxSynchronize());
 	static float out[ROWS][WIDTH];
 	CK(cuMemcpyDtoH(out, dst, sizeof out));
@@ -89,6 +107,7 @@ int main(int argc, char **argv)
 				       2.0f * (float)(WIDTH * r + c) + (float)r);
 				return 1;
 			}
-	printf("capture-table: %d values right\n", ROWS * WIDTH);
+	printf("capture-table: %d values right%s\n", ROWS * WIDTH,
+	       graph ? " (through a CUDA graph, launched twice)" : "");
 	return 0;
 }

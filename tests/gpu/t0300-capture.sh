@@ -27,7 +27,9 @@
 #      IDENTICAL; the oracle is the kernel's rule (dst = 2 src + row)
 #      computed here, and a second `run` of the layer in a new process gets
 #      the addresses again; a copy asking for an address no driver gives
-#      is refused by `run`, naming the buffer
+#      is refused by `run`, naming the buffer; and the same program with its
+#      launch captured into a CUDA graph (cuStreamBeginCapture, then
+#      cuGraphLaunch twice): nothing is captured, and capture says why
 #   5. tests/gpu/capture-coop.c, a kernel with a grid-wide barrier
 #      (capture-coop.cu: cooperative groups' grid.sync(), which traps in an
 #      ordinary launch) launched with cuLaunchCooperativeKernel: the layer
@@ -55,6 +57,14 @@
 #       (`run` of a copy whose a0 must be at 0xfff0000000000000: exit 2)
 #         buffer 'a0' must be at 0xfff0000000000000 (a captured layer whose
 #         buffers point into each other): cuMemAddressReserve ...
+#   4, graph (exit 2):
+#       capture-table: 1024 values right (through a CUDA graph, launched twice)
+#       d4r-splice: capture: not captured: table_scale #1: launched into a CUDA
+#         graph being captured (it does not run now; kernels inside graphs are
+#         not captured)
+#       d4r-splice: capture: PROGRAM launched CUDA graphs (cuGraphLaunch): the
+#         kernels inside them are not seen, and not captured
+#       d4r-splice: capture: nothing captured (1 launch refused, said above)
 #   5:  capture-coop: total 97831 in every block
 #       captured grid_total launch 1 (cuLaunchCooperativeKernel):
 #         TMP/w/coop/grid_total, 3 buffers, 2048-byte frame, PTX from
@@ -302,6 +312,20 @@ if [ -x "$NVCC" ]; then
 	say "table: run with an address that cannot be had: exit $rc"
 	[ $rc -eq 2 ] && grep -q "buffer 'a0' must be at 0xfff0000000000000 (a captured layer whose buffers point into each other): " "$T/tabbad.out" ||
 		no "table: run does not say that buffer a0 cannot be at 0xfff0000000000000"
+	# the launch inside a CUDA graph: refused, and the graph launches said once
+	"$D4R" capture --ptx-from "$W/tab-ptx" -o "$W/tabg" -- "$W/capture-table" \
+		"$W/tab-ptx/capture-table.ptx" graph >"$T/tabg.out" 2>&1
+	rc=$?
+	show "$T/tabg.out"
+	say "table in a graph: capture exit $rc"
+	[ $rc -eq 2 ] || no "table in a graph: capture exited $rc, not 2"
+	for want in '^capture-table: 1024 values right \(through a CUDA graph, launched twice\)$' \
+		'^d4r-splice: capture: not captured: table_scale #1: launched into a CUDA graph being captured \(it does not run now; kernels inside graphs are not captured\)$' \
+		'^d4r-splice: capture: PROGRAM launched CUDA graphs \(cuGraphLaunch\): the kernels inside them are not seen, and not captured$' \
+		'^d4r-splice: capture: nothing captured \(1 launch refused, said above\)$'; do
+		grep -Eq "$want" "$T/tabg.out" || no "table in a graph: no line '$want'"
+	done
+	[ ! -e "$W/tabg/table_scale" ] || no "table in a graph: a layer was written"
 else
 	no "table: no nvcc"
 fi
