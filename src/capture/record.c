@@ -397,7 +397,7 @@ out:
 /* ---- 2. the manifest ------------------------------------------------------------ */
 
 /* The launch attributes a replay cannot give, and why (cuda.h's numbers);
- * the ones it gives are gpu/manifest.h's mf_attr_kinds. */
+ * the ones it gives are gpu/mfattr.h's mf_attr_kinds. */
 static const struct {
 	unsigned id;
 	const char *name, *why;
@@ -446,7 +446,10 @@ int cap_launch_attrs(const CapRecord *r, StrBuf *json, Err *e)
 		const CapAttr *a = &r->attrs[i];
 		if (a->id == 2 && a->value[0])
 			coop = false; /* given as an attribute: written below */
-		if (asks_nothing(r, a))
+		bool later = false; /* given again: the driver takes the last */
+		for (size_t j = i + 1; j < r->nattrs; j++)
+			later |= r->attrs[j].id == a->id;
+		if (later || asks_nothing(r, a))
 			continue;
 		const MfAttrKind *k = mf_attr_kind_of(a->id);
 		if (k) {

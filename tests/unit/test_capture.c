@@ -381,6 +381,13 @@ static void test_capture__launch_attributes(void **state)
 	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
 	assert_string_equal(json.p, "\"priority\": -2, \"preferred_cluster_dimension\": [4, 1, "
 	                            "1], \"cooperative\": 1");
+	r.attrs[6] = r.attrs[0]; /* the priority again: the last one counts */
+	r.attrs[6].value[0] = 5;
+	r.nattrs = 7;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_string_equal(json.p, "\"preferred_cluster_dimension\": [4, 1, 1], \"priority\": 5, "
+	                            "\"cooperative\": 1");
+	r.nattrs = 6;
 	r.cluster[0] = 2; /* with clusters, the preference is the launch's */
 	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
 	assert_non_null(strstr(json.p, "\"cluster_scheduling_policy_preference\": 1"));
