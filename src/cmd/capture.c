@@ -511,6 +511,7 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 	CapWriteOpts wo = *wo0;
 	if (cap_layer_write(&r, dir, &wo, true, &info, &e) < 0) {
 		refuse(s, err_msg(&e));
+		cap_layer_info_release(&info);
 		goto out;
 	}
 	fprintf(
