@@ -23,7 +23,8 @@
  * The spool, DIR/.spool/ (doc/layer-manifest.md, "Captured layers"):
  *     events          one line per event, appended as PROGRAM runs:
  *                     "loaded", "launch KERNEL", "record L-N KERNEL",
- *                     "refuse KERNEL #N: why", "note text", "error text"
+ *                     "refuse KERNEL #N: why", "graph API" (the first
+ *                     CUDA graph launched), "note text", "error text"
  *     modules/mNNNN.img    each module image as the driver was handed it
  *     L-N/record.json      the launch: see cap_record_load
  *     L-N/params.bin       its parameter block
@@ -117,6 +118,13 @@ typedef struct {
 	unsigned array;
 } CapObject;
 
+/* A cuLaunchKernelEx attribute as the program gave it: its
+ * CUlaunchAttributeID and the first 32 bytes of its value. */
+typedef struct {
+	unsigned id;
+	uint32_t value[8];
+} CapAttr;
+
 typedef struct {
 	char *kernel;
 	unsigned launch; /* 1 for the first launch of this kernel */
@@ -137,6 +145,9 @@ typedef struct {
 	unsigned char *image; /* the module image */
 	size_t image_size;
 	bool synchronised; /* the context was synchronised around the launch */
+	bool cooperative;  /* cuLaunchCooperativeKernel */
+	CapAttr *attrs;    /* cuLaunchKernelEx's attributes */
+	size_t nattrs;
 } CapRecord;
 
 /* Reads the spool's L-N folder (record.json, params.bin, aI.before/after,
@@ -163,6 +174,19 @@ typedef struct {
 	uint64_t frame_size;
 	char oracle_sha256[65];
 } CapLayerInfo;
+
+/*
+ * What the launch attributes of r ask of a replay: each one the manifest
+ * replays ("attributes" of the launch, gpu/manifest.h's mf_attr_kinds;
+ * the cluster shape is "cluster"; cuLaunchCooperativeKernel is
+ * "cooperative": 1) as "NAME": VALUE text, comma-separated, in *json
+ * (empty when none).  One that asks nothing of the launch (its default
+ * value, a stream's policy, a cluster scheduling preference without
+ * clusters) is left out.  -1 naming the first attribute a replay cannot give
+ * ("its launch attribute 'launch_completion_event' (id 12) is not
+ * replayed: ..."): such a launch is not made into a layer.
+ */
+int cap_launch_attrs(const CapRecord *r, StrBuf *json, Err *e);
 
 /*
  * The layer name of a record: the kernel's name made file-safe, and "-N"

@@ -92,18 +92,14 @@ static bool launch_of(CUpti_CallbackId cbid, const CUpti_CallbackData *cd, TapLa
 		l->block[2] = c->blockDimZ;
 		l->shared = c->sharedMemBytes;
 		l->stream = c->hStream;
+		l->attrs = c->attrs;
+		l->nattrs = c->numAttrs;
 		for (unsigned i = 0; i < c->numAttrs; i++) {
 			const CUlaunchAttribute *a = &c->attrs[i];
 			if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
 				l->cluster[0] = a->value.clusterDim.x;
 				l->cluster[1] = a->value.clusterDim.y;
 				l->cluster[2] = a->value.clusterDim.z;
-			} else if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
-				l->cooperative = a->value.cooperative != 0;
-			} else if (
-			    a->id !=
-			    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE) {
-				l->other_attrs++;
 			}
 		}
 		return true;
@@ -131,10 +127,7 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain,
 	TapLaunch l;
 	if (!launch_of(cbid, cd, &l)) {
 		if (cd->callbackSite == CUPTI_API_ENTER)
-			d4r_tap_event("note %s: a CUDA graph was launched; kernels "
-			              "inside graphs are "
-			              "not captured",
-			              cd->functionName);
+			d4r_tap_graph_launch(cd->functionName);
 		return;
 	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {

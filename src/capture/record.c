@@ -22,6 +22,10 @@
  *   5. the PTX: from the image, --ptx-from, or Triton's cache (the .ptx
  *      beside a cubin equal to the image); without it the module is the
  *      image itself and the layer is replay-only
+ *   6. the launch attributes: each one a replay gives is the launch's
+ *      "attributes" (gpu/mfattr.h), one that asks nothing of the launch is
+ *      left out, and one a replay cannot give (the program's events, an L2
+ *      window over its addresses) refuses the layer, naming it
  *
  * Decisions:
  *  - Buffers are named by allocation order, not by parameter name: one
@@ -41,6 +45,7 @@
 #include "base/sha256.h"
 #include "bin/extract.h"
 #include "bin/fatbin.h"
+#include "gpu/mfattr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -81,6 +86,7 @@ void cap_record_release(CapRecord *r)
 	free(r->param_source);
 	free_allocs(r);
 	free(r->image);
+	free(r->attrs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -148,7 +154,8 @@ static const char *const record_keys[] = {"kernel",       "launch",
                                           "param_size",   "param_source",
                                           "params",       "allocations",
                                           "synchronised", "arrays",
-                                          "objects",      NULL};
+                                          "objects",      "cooperative",
+                                          "attributes",   NULL};
 
 static const char *const format_names[] = {"u8", "u16", "u32", "s8", "s16", "s32", "f16", "f32",
                                            NULL};
@@ -220,6 +227,45 @@ static int load_arrays(JsonDoc *d, const cJSON *o, const char *dir, CapRecord *r
 	return 0;
 }
 
+/* The "attributes" of a record: [{"id": N, "value": [eight u32]}]. */
+static int load_attrs(JsonDoc *d, const cJSON *o, CapRecord *r)
+{
+	const cJSON *as = json_member(d, o, "attributes", 0);
+	if (!as)
+		return 0;
+	size_t mark = json_push(d, "attributes");
+	if (!cJSON_IsArray(as))
+		return json_bad(d, "expected an array");
+	r->attrs = xcalloc((size_t)cJSON_GetArraySize(as) + 1, sizeof(*r->attrs));
+	for (int i = 0; i < cJSON_GetArraySize(as); i++) {
+		const cJSON *a = cJSON_GetArrayItem(as, i), *v;
+		size_t m2 = json_push_index(d, (size_t)i);
+		CapAttr *at = &r->attrs[r->nattrs++];
+		int64_t id;
+		static const char *const keys[] = {"id", "value", NULL};
+		if (json_object(d, a) < 0 || json_keys(d, a, keys) < 0 ||
+		    json_get_int(d, a, "id", JSON_REQUIRED, 0, 4294967295.0, &id) < 0 ||
+		    !(v = json_member(d, a, "value", JSON_REQUIRED)))
+			return -1;
+		at->id = (unsigned)id;
+		size_t m3 = json_push(d, "value");
+		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 8)
+			return json_bad(d, "expected an array of eight 32-bit words");
+		for (int k = 0; k < 8; k++) {
+			int64_t w;
+			size_t m4 = json_push_index(d, (size_t)k);
+			if (json_int(d, cJSON_GetArrayItem(v, k), 0, 4294967295.0, &w) < 0)
+				return -1;
+			json_pop(d, m4);
+			at->value[k] = (uint32_t)w;
+		}
+		json_pop(d, m3);
+		json_pop(d, m2);
+	}
+	json_pop(d, mark);
+	return 0;
+}
+
 int cap_record_load(const char *spool, const char *name, CapRecord *r, Err *e)
 {
 	memset(r, 0, sizeof(*r));
@@ -259,7 +305,9 @@ int cap_record_load(const char *spool, const char *name, CapRecord *r, Err *e)
 	r->param_size = (uint32_t)v;
 	if (json_get_string(&d, o, "param_source", JSON_REQUIRED | JSON_NONEMPTY,
 	                    &r->param_source) < 0 ||
-	    json_get_bool(&d, o, "synchronised", 0, &r->synchronised) < 0)
+	    json_get_bool(&d, o, "synchronised", 0, &r->synchronised) < 0 ||
+	    json_get_bool(&d, o, "cooperative", 0, &r->cooperative) < 0 ||
+	    load_attrs(&d, o, r) < 0)
 		goto out;
 	const cJSON *ps = json_member(&d, o, "params", JSON_REQUIRED);
 	if (!ps)
@@ -347,6 +395,91 @@ out:
 }
 
 /* ---- 2. the manifest ------------------------------------------------------------ */
+
+/* The launch attributes a replay cannot give, and why (cuda.h's numbers);
+ * the ones it gives are gpu/mfattr.h's mf_attr_kinds. */
+static const struct {
+	unsigned id;
+	const char *name, *why;
+} unreplayed[] = {
+    {1, "access_policy_window", "an L2 persistence window over the program's own addresses"},
+    {7, "programmatic_event", "it triggers an event of the program's, which a replay has not"},
+    {9, "mem_sync_domain_map", "a replay launches with the default domain map"},
+    {12, "launch_completion_event", "it records an event of the program's, which a replay has not"},
+    {13, "device_updatable_kernel_node", "it belongs to a graph's kernel node"},
+};
+
+/*
+ * Does attribute a ask nothing of a launch of r: an ignored entry, the
+ * cluster shape ("cluster" says it), a stream's synchronization policy
+ * (valid for streams only), a value that is the default (not cooperative,
+ * no programmatic serialization, priority 0, the default memory sync
+ * domain, no NVLink-centric scheduling), or a cluster scheduling
+ * preference for a launch without clusters?  Those are left out of the
+ * manifest: a replay without them is the same launch.
+ */
+static bool asks_nothing(const CapRecord *r, const CapAttr *a)
+{
+	switch (a->id) {
+	case 0: /* CU_LAUNCH_ATTRIBUTE_IGNORE */
+	case 3: /* ..._SYNCHRONIZATION_POLICY */
+	case 4: /* ..._CLUSTER_DIMENSION */
+		return true;
+	case 2:  /* ..._COOPERATIVE */
+	case 6:  /* ..._PROGRAMMATIC_STREAM_SERIALIZATION */
+	case 8:  /* ..._PRIORITY */
+	case 10: /* ..._MEM_SYNC_DOMAIN */
+	case 16: /* ..._NVLINK_UTIL_CENTRIC_SCHEDULING */
+		return a->value[0] == 0;
+	case 5: /* ..._CLUSTER_SCHEDULING_POLICY_PREFERENCE */
+		return a->value[0] == 0 || r->cluster[0] * r->cluster[1] * r->cluster[2] <= 1;
+	default:
+		return false;
+	}
+}
+
+int cap_launch_attrs(const CapRecord *r, StrBuf *json, Err *e)
+{
+	sb_reset(json);
+	bool coop = r->cooperative;
+	for (size_t i = 0; i < r->nattrs; i++) {
+		const CapAttr *a = &r->attrs[i];
+		if (a->id == 2 && a->value[0])
+			coop = false; /* given as an attribute: written below */
+		bool later = false; /* given again: the driver takes the last */
+		for (size_t j = i + 1; j < r->nattrs; j++)
+			later |= r->attrs[j].id == a->id;
+		if (later || asks_nothing(r, a))
+			continue;
+		const MfAttrKind *k = mf_attr_kind_of(a->id);
+		if (k) {
+			sb_adds(json, json->n ? ", \"" : "\"");
+			sb_adds(json, k->name);
+			if (k->shape)
+				sb_addf(json, "\": [%" PRIu32 ", %" PRIu32 ", %" PRIu32 "]",
+				        a->value[0], a->value[1], a->value[2]);
+			else if (k->lo < 0) /* a signed value */
+				sb_addf(json, "\": %" PRId32, (int32_t)a->value[0]);
+			else
+				sb_addf(json, "\": %" PRIu32, a->value[0]);
+			continue;
+		}
+		const char *name = NULL, *why = "this version of d4r-splice does not know it";
+		for (size_t u = 0; u < ARRAY_SIZE(unreplayed); u++)
+			if (unreplayed[u].id == a->id)
+				name = unreplayed[u].name, why = unreplayed[u].why;
+		if (name)
+			return err_set(e,
+			               "'%s' launch %u: its launch attribute '%s' (id %u) is "
+			               "not replayed: %s",
+			               r->kernel, r->launch, name, a->id, why);
+		return err_set(e, "'%s' launch %u: its launch attribute id %u is not replayed: %s",
+		               r->kernel, r->launch, a->id, why);
+	}
+	if (coop)
+		sb_adds(json, json->n ? ", \"cooperative\": 1" : "\"cooperative\": 1");
+	return 0;
+}
 
 char *cap_layer_name(const CapRecord *r)
 {
@@ -541,6 +674,12 @@ void cap_manifest_text(const CapRecord *r, const char *layer, const char *module
 	if (r->cluster[0] * r->cluster[1] * r->cluster[2] > 1)
 		sb_addf(o, ", \"cluster\": [%u, %u, %u]", r->cluster[0], r->cluster[1],
 		        r->cluster[2]);
+	StrBuf attrs = STRBUF_INIT;
+	Err ig = ERR_INIT;
+	if (cap_launch_attrs(r, &attrs, &ig) == 0 && attrs.n)
+		sb_addf(o, ",\n     \"attributes\": {%s}", attrs.p);
+	err_release(&ig);
+	sb_release(&attrs);
 	sb_addf(o, ",\n     \"dynamic_shared_bytes\": %" PRIu32 ",\n",
 	        r->dynamic_shared_bytes);
 	sb_addf(o, "     \"params\": {\"size\": %" PRIu32 ", \"fields\": [",
@@ -777,6 +916,12 @@ static void capture_json(const CapRecord *r, const CapWriteOpts *o,
 	sb_addf(j, ", \"synchronised\": %s, \"cluster\": [%u, %u, %u],\n",
 	        r->synchronised ? "true" : "false", r->cluster[0], r->cluster[1],
 	        r->cluster[2]);
+	StrBuf attrs = STRBUF_INIT;
+	Err ig = ERR_INIT;
+	cap_launch_attrs(r, &attrs, &ig);
+	sb_addf(j, "  \"attributes\": {%s},\n", attrs.p ? attrs.p : "");
+	err_release(&ig);
+	sb_release(&attrs);
 	sb_adds(j, "  \"deterministic\": ");
 	if (o->nondeterministic) {
 		sb_adds(j, "false, \"differs\": ");
@@ -812,6 +957,9 @@ int cap_layer_write(const CapRecord *r, const char *dir, const CapWriteOpts *o,
 	size_t ptx_n = 0;
 	int rc = -1;
 	sb_addf(&ldir, "%s/%s", dir, info->layer);
+	if (cap_launch_attrs(r, &text, e) < 0)
+		goto out;
+	sb_reset(&text);
 	bool any = false;
 	for (size_t i = 0; i < r->nallocs; i++)
 		any |= written(&r->allocs[i]);

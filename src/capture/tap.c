@@ -17,6 +17,8 @@
  *      the launch can reach through them is copied too
  *   5. copies each allocation before the launch and, after the launch call
  *      returned and the context is synchronised again, after it
+ *   6. writes the record with every launch attribute as the program gave it
+ *      (record.c decides which a replay gives and refuses the others)
  *
  * Refusals are events ("refuse KERNEL #N: why"), never a failure of
  * PROGRAM: the tap must not change what PROGRAM does.
@@ -101,6 +103,7 @@ static struct {
 	Seen *seen;
 	size_t nseen, capseen;
 	unsigned matched, recorded;
+	unsigned graphs; /* CUDA graph launches seen */
 	CUresult (*ctx_sync)(void);
 	CUresult (*ctx_device)(CUdevice *);
 	CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr);
@@ -249,6 +252,16 @@ TAP_API void d4r_tap_module(const void *image, size_t size)
 	im->n = size;
 	im->index = (unsigned)T.nmods++;
 	im->written = false;
+	pthread_mutex_unlock(&mu);
+}
+
+TAP_API void d4r_tap_graph_launch(const char *api)
+{
+	if (d4r_tap_init() != 0)
+		return;
+	pthread_mutex_lock(&mu);
+	if (!T.graphs++) /* a program may launch a graph thousands of times */
+		ev("graph %s", api ? api : "cuGraphLaunch");
 	pthread_mutex_unlock(&mu);
 }
 
@@ -648,13 +661,6 @@ TAP_API void d4r_tap_launch_enter(const TapLaunch *l, void **cookie)
 		free_pending(p);
 		goto out;
 	}
-	if (l->cooperative)
-		ev("note %s #%u: a cooperative launch, replayed as an ordinary one",
-		   l->kernel, kcount);
-	if (l->other_attrs)
-		ev("note %s #%u: %u launch attribute%s other than the cluster shape "
-		   "(not replayed)",
-		   l->kernel, kcount, l->other_attrs, l->other_attrs == 1 ? "" : "s");
 	*cookie = p;
 out:
 	pthread_mutex_unlock(&mu);
@@ -746,6 +752,19 @@ static void write_record(const TapLaunch *l, Pending *p)
 			        i ? ", " : "", p->objects[i].offset,
 			        p->objects[i].surface ? "true" : "false",
 			        p->objects[i].array);
+	}
+	/* every launch attribute as given: its id and the first 32 bytes of its
+	 * value, as eight 32-bit words (record.c decides what each asks) */
+	sb_addf(&j, "],\n \"cooperative\": %s, \"attributes\": [",
+	        l->cooperative ? "true" : "false");
+	for (unsigned i = 0; l->attrs && i < l->nattrs; i++) {
+		uint32_t w[8];
+		memcpy(w, &l->attrs[i].value, sizeof w);
+		sb_addf(&j, "%s{\"id\": %u, \"value\": [", i ? ", " : "",
+		        (unsigned)l->attrs[i].id);
+		for (int k = 0; k < 8; k++)
+			sb_addf(&j, "%s%" PRIu32, k ? ", " : "", w[k]);
+		sb_adds(&j, "]}");
 	}
 	sb_adds(&j, "],\n \"synchronised\": true}\n");
 	bool ok = put(p->dir, "record.json", j.p, j.n);

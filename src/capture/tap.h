@@ -33,8 +33,9 @@ typedef struct {
 	CUstream stream;
 	void **kernel_params;
 	void **extra;
-	unsigned other_attrs; /* cuLaunchKernelEx attributes not replayed */
-	bool cooperative;
+	const CUlaunchAttribute *attrs; /* cuLaunchKernelEx's, as given */
+	unsigned nattrs;
+	bool cooperative; /* cuLaunchCooperativeKernel */
 } TapLaunch;
 
 /* Reads the environment once; 0 when the tap is on. */
@@ -46,6 +47,9 @@ TAP_API void d4r_tap_module(const void *image, size_t size);
 TAP_API void d4r_tap_launch_enter(const TapLaunch *l, void **cookie);
 /* After the launch call returned: the snapshot after, the record. */
 TAP_API void d4r_tap_launch_exit(const TapLaunch *l, void *cookie);
+/* A CUDA graph launched (cuGraphLaunch): its kernels are not seen.  The
+ * events file says so once ("graph API"). */
+TAP_API void d4r_tap_graph_launch(const char *api);
 /* A line in the spool's events file ("note ...", "error ..."). */
 TAP_API void d4r_tap_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

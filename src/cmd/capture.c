@@ -12,18 +12,24 @@
  *      the capture (exit 2, nothing written)
  *   3. the spool's events: notes and refusals said; a --kernel that never
  *      launched lists the kernels that did (exit 2)
- *   4. each record -> DIR/LAYER (record.c)
+ *   4. each record -> DIR/LAYER (record.c; a launch attribute a replay
+ *      cannot give refuses the layer, exit 2)
  *   5. each layer replayed by `run` in a child process; its frame must be
  *      the captured output byte for byte.  When it is not, the buffer that
  *      differs is named and the layer is written again without an oracle,
  *      marked non-deterministic in capture.json (exit 1)
  *
  * Exit: 0 every layer reproduced, 1 some replay differed, 2 error.
+ *
+ * With --json the lines go to stderr, PROGRAM's standard output too, and
+ * stdout holds one document: the layers written (what each line says) and
+ * the launches refused.
  */
 #include "cmd/cmd.h"
 
 #include "base/file.h"
 #include "capture/capture.h"
+#include "cmd/jsonout.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,9 +44,8 @@
 #include <unistd.h>
 
 static const char *const usage[] = {
-    "capture [--kernel REGEX] [--launch N|all] [--max-bytes SIZE] [--ptx-from DIR] -o "
-    "DIR "
-    "-- PROGRAM [ARGS...]",
+    "capture [--kernel REGEX] [--launch N|all] [--max-bytes SIZE] [--ptx-from DIR] "
+    "[--json] -o DIR -- PROGRAM [ARGS...]",
     NULL,
 };
 
@@ -198,7 +203,8 @@ out:
 
 /* Step 2: PROGRAM with the injection library; its exit status, or -1. */
 static int run_program(char **argv, const char *lib, const char *cupti, const char *spool,
-                       const char *kernel, const char *launch, uint64_t max_bytes, Err *e)
+                       const char *kernel, const char *launch, uint64_t max_bytes,
+                       bool stdout_to_stderr, Err *e)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -217,6 +223,8 @@ static int run_program(char **argv, const char *lib, const char *cupti, const ch
 			setenv("D4R_CAPTURE_KERNEL", kernel, 1);
 		else
 			unsetenv("D4R_CAPTURE_KERNEL");
+		if (stdout_to_stderr) /* --json: stdout is the document's */
+			dup2(2, 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "d4r-splice: capture: cannot run '%s': %s\n", argv[0],
 		        strerror(errno));
@@ -251,9 +259,10 @@ static int rm_rf(const char *path)
 }
 
 typedef struct {
-	VEC(char *) launched, records, errors;
+	VEC(char *) launched, records, errors, refused;
 	unsigned refusals;
 	bool loaded;
+	char *graph; /* the API of the first CUDA graph launched, or NULL */
 } Events;
 
 static void events_release(Events *ev)
@@ -264,9 +273,13 @@ static void events_release(Events *ev)
 		free(ev->records.v[i]);
 	for (size_t i = 0; i < ev->errors.n; i++)
 		free(ev->errors.v[i]);
+	for (size_t i = 0; i < ev->refused.n; i++)
+		free(ev->refused.v[i]);
+	VEC_FREE(ev->refused);
 	VEC_FREE(ev->launched);
 	VEC_FREE(ev->records);
 	VEC_FREE(ev->errors);
+	free(ev->graph);
 }
 
 /* Step 3: the events file, its notes and refusals said on stderr. */
@@ -294,8 +307,16 @@ static void read_events(const char *spool, Events *ev)
 			VEC_PUSH(ev->records, xstrndup(line + 7, strcspn(line + 7, " ")));
 		else if (!strncmp(line, "error ", 6))
 			VEC_PUSH(ev->errors, xstrdup(line + 6));
-		else if (!strncmp(line, "refuse ", 7)) {
+		else if (!strncmp(line, "graph ", 6) && !ev->graph) {
+			ev->graph = xstrdup(line + 6);
+			fprintf(
+			    stderr,
+			    "d4r-splice: capture: PROGRAM launched CUDA graphs (%s): the "
+			    "kernels inside them are not seen, and not captured\n",
+			    ev->graph);
+		} else if (!strncmp(line, "refuse ", 7)) {
 			ev->refusals++;
+			VEC_PUSH(ev->refused, xstrdup(line + 7));
 			fprintf(stderr, "d4r-splice: capture: not captured: %s\n",
 			        line + 7);
 		} else if (!strncmp(line, "note ", 5))
@@ -406,34 +427,109 @@ static int replay_again(const char *dir, const char *layer, CapRecord *r,
 	return rc;
 }
 
+/* What one_layer says: its lines on `say`; with --json, an object per
+ * layer in `layers` and each refusal in `refused`. */
+typedef struct {
+	FILE *say;
+	cJSON *layers, *refused;
+} Said;
+
+/* The --json object of a layer written (man page, JSON OUTPUT). */
+static void layer_json(const Said *s, const CapRecord *r, const CapLayerInfo *info,
+                       const char *dir, const char *attrs, const char *verdict,
+                       const char *differs)
+{
+	if (!s->layers)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	StrBuf path = STRBUF_INIT, text = STRBUF_INIT;
+	sb_addf(&path, "%s/%s", dir, info->layer);
+	cJSON_AddStringToObject(o, "layer", info->layer);
+	cJSON_AddStringToObject(o, "path", path.p);
+	cJSON_AddStringToObject(o, "kernel", r->kernel);
+	cJSON_AddNumberToObject(o, "launch", r->launch);
+	cJSON_AddStringToObject(o, "api", r->api);
+	cJSON_AddNumberToObject(o, "buffers", (double)info->nbuffers);
+	cJSON_AddNumberToObject(o, "arrays", (double)r->narrays);
+	cJSON_AddNumberToObject(o, "frame_bytes", (double)info->frame_size);
+	/* the PTX: "image", "fatbin" (the image's own), or "file" (source_file) */
+	const char *src = info->ptx_source;
+	bool own = src && (!strcmp(src, "image") || !strcmp(src, "fatbin"));
+	if (src)
+		cJSON_AddStringToObject(o, "ptx", own ? src : "file");
+	else
+		cJSON_AddNullToObject(o, "ptx");
+	if (src && !own)
+		cJSON_AddStringToObject(o, "source_file", src);
+	else
+		cJSON_AddNullToObject(o, "source_file");
+	sb_addf(&text, "%s/%s", path.p, src ? "module.ptx" : "module.cubin");
+	cJSON_AddStringToObject(o, "module", text.p);
+	sb_reset(&text);
+	cJSON_AddBoolToObject(o, "replay_only", !info->ptx_source);
+	cJSON_AddStringToObject(o, "param_source", r->param_source);
+	cJSON_AddNumberToObject(o, "inner_pointers", info->inner_pointers);
+	cJSON_AddBoolToObject(o, "at_recorded_addresses",
+	                      info->inner_pointers || r->at_recorded_addresses);
+	sb_addf(&text, "{%s}", attrs ? attrs : "");
+	cJSON *a = cJSON_Parse(text.p);
+	cJSON_AddItemToObject(o, "attributes", a ? a : cJSON_CreateObject());
+	cJSON_AddStringToObject(o, "verdict", verdict);
+	if (!strcmp(verdict, "IDENTICAL"))
+		cJSON_AddStringToObject(o, "oracle_sha256", info->oracle_sha256);
+	else
+		cJSON_AddNullToObject(o, "oracle_sha256");
+	if (differs)
+		cJSON_AddStringToObject(o, "differs", differs);
+	cJSON_AddItemToArray(s->layers, o);
+	sb_release(&path);
+	sb_release(&text);
+}
+
+/* A launch that did not become a layer: said (cmd_fail) and listed. */
+static void refuse(const Said *s, const char *msg)
+{
+	cmd_fail("capture: %s", msg);
+	if (s->refused)
+		cJSON_AddItemToArray(s->refused, cJSON_CreateString(msg));
+}
+
 /* Steps 4 and 5 for one record; the exit status it asks for. */
 static int one_layer(const char *dir, const char *spool, const char *name,
-                     const CapWriteOpts *wo0)
+                     const CapWriteOpts *wo0, const Said *s)
 {
+	FILE *say = s->say;
 	Err e = ERR_INIT;
 	CapRecord r;
 	CapLayerInfo info;
 	int rc = EXIT_ERROR;
 	if (cap_record_load(spool, name, &r, &e) < 0) {
-		cmd_fail("capture: %s", err_msg(&e));
+		refuse(s, err_msg(&e));
 		err_release(&e);
 		return EXIT_ERROR;
 	}
 	CapWriteOpts wo = *wo0;
 	if (cap_layer_write(&r, dir, &wo, true, &info, &e) < 0) {
-		cmd_fail("capture: %s", err_msg(&e));
+		refuse(s, err_msg(&e));
+		cap_layer_info_release(&info);
 		goto out;
 	}
-	printf("captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
-	       r.kernel, r.launch, r.api, dir, info.layer, info.nbuffers,
-	       info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
-	       info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
-	       info.ptx_source ? info.ptx_source : "");
+	fprintf(
+	    say,
+	    "captured %s launch %u (%s): %s/%s, %zu buffer%s, %llu-byte frame, %s%s\n",
+	    r.kernel, r.launch, r.api, dir, info.layer, info.nbuffers,
+	    info.nbuffers == 1 ? "" : "s", (unsigned long long)info.frame_size,
+	    info.ptx_source ? "PTX from " : "replay-only (no PTX found)",
+	    info.ptx_source ? info.ptx_source : "");
+	StrBuf attrs = STRBUF_INIT;
+	if (cap_launch_attrs(&r, &attrs, &e) == 0 && attrs.n)
+		fprintf(say, "  launch attributes, replayed: {%s}\n", attrs.p);
 	if (info.inner_pointers)
-		printf("  %u pointer%s inside the buffers: the layer replays at the "
-		       "recorded "
-		       "addresses\n",
-		       info.inner_pointers, info.inner_pointers == 1 ? "" : "s");
+		fprintf(say,
+		        "  %u pointer%s inside the buffers: the layer replays at the "
+		        "recorded "
+		        "addresses\n",
+		        info.inner_pointers, info.inner_pointers == 1 ? "" : "s");
 	StrBuf frame = STRBUF_INIT, out = STRBUF_INIT, why = STRBUF_INIT;
 	sb_addf(&frame, "%s/.spool/replay.frame", dir);
 	int v = replay(dir, info.layer, frame.p, &out);
@@ -456,10 +552,11 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		             : replay(dir, layer, frame.p, &out);
 		cap_layer_info_release(&info);
 		if (v2 == 0) {
-			printf("  replay moved: %s; at the recorded addresses it "
-			       "reproduces the "
-			       "program: the layer keeps them\n",
-			       why0.p);
+			fprintf(say,
+			        "  replay moved: %s; at the recorded addresses it "
+			        "reproduces the "
+			        "program: the layer keeps them\n",
+			        why0.p);
 			v = 0;
 		} else {
 			r.at_recorded_addresses = false;
@@ -472,10 +569,13 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		wo.reproduced = true;
 		rc = cap_layer_write(&r, dir, &wo, true, &info, &e) < 0 ? EXIT_ERROR
 		                                                        : EXIT_OK;
-		if (rc == EXIT_OK)
-			printf(
+		if (rc == EXIT_OK) {
+			fprintf(
+			    say,
 			    "  replay: IDENTICAL to the program's output (oracle %s)\n",
 			    info.oracle_sha256);
+			layer_json(s, &r, &info, dir, attrs.p, "IDENTICAL", NULL);
+		}
 	} else {
 		if (v == 1)
 			name_difference(&r, frame.p, &why);
@@ -487,15 +587,19 @@ static int one_layer(const char *dir, const char *spool, const char *name,
 		rc = cap_layer_write(&r, dir, &wo, false, &info, &e) < 0 ? EXIT_ERROR
 		     : v == 1                                            ? EXIT_DIFFERS
 		                                                         : EXIT_ERROR;
-		printf("  replay: %s %s: %s; the layer is marked non-deterministic and "
-		       "has no "
-		       "oracle\n",
-		       v == 1 ? "DIFFERS" : "ERROR", layer, why.p);
+		fprintf(say,
+		        "  replay: %s %s: %s; the layer is marked non-deterministic and "
+		        "has no oracle\n",
+		        v == 1 ? "DIFFERS" : "ERROR", layer, why.p);
+		if (info.layer)
+			layer_json(s, &r, &info, dir, attrs.p,
+			           v == 1 ? "DIFFERS" : "ERROR", why.p);
 	}
 	if (e.set)
 		cmd_fail("capture: %s", err_msg(&e));
 	unlink(frame.p);
 	free(layer);
+	sb_release(&attrs);
 	sb_release(&frame);
 	sb_release(&out);
 	sb_release(&why);
@@ -510,6 +614,7 @@ int cmd_capture(int argc, char **argv)
 {
 	const char *kernel = NULL, *launch = "1", *ptx_from = NULL, *outdir = NULL;
 	uint64_t max_bytes = 4ull << 30;
+	bool json = false;
 	const Opt opts[] = {
 	    OPT_STRING(0, "kernel", &kernel, "REGEX",
 	               "capture launches of kernels whose name matches (POSIX extended)"),
@@ -521,6 +626,9 @@ int cmd_capture(int argc, char **argv)
 	    OPT_STRING(0, "ptx-from", &ptx_from, "DIR",
 	               "a folder of PTX files to find the kernels' PTX in"),
 	    OPT_STRING('o', "output", &outdir, "DIR", "where the layers go (DIR/LAYER/)"),
+	    OPT_FLAG(
+	        0, "json", &json,
+	        "one JSON object on stdout (the lines, and PROGRAM's output, on stderr)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "capture", .usage = usage, .opts = opts};
@@ -555,6 +663,8 @@ int cmd_capture(int argc, char **argv)
 	StrBuf spool = STRBUF_INIT, prog = STRBUF_INIT;
 	Events ev = {0};
 	int rc = EXIT_ERROR;
+	cJSON *doc = NULL;
+	Said said = {json ? stderr : stdout, NULL, NULL};
 	if (check_output(outdir, nargs, argv, &e) < 0 || !(lib = find_library(&e)) ||
 	    !(cupti = find_cupti(&e)) || mkdir_p(outdir, &e) < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
@@ -565,15 +675,35 @@ int cmd_capture(int argc, char **argv)
 	/* PROGRAM's words alone: opt_parse left the options after them */
 	char **pargv = xcalloc((size_t)nargs + 1, sizeof(*pargv));
 	memcpy(pargv, argv, (size_t)nargs * sizeof(*pargv));
-	int prc = mkdir_p(spool.p, &e) < 0 ? -1
-	                                   : run_program(pargv, lib, cupti, spool.p,
-	                                                 kernel, launch, max_bytes, &e);
+	int prc = mkdir_p(spool.p, &e) < 0
+	              ? -1
+	              : run_program(pargv, lib, cupti, spool.p, kernel, launch, max_bytes,
+	                            json, &e);
 	free(pargv);
 	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));
 		goto out;
 	}
 	read_events(spool.p, &ev);
+	for (int i = 0; i < nargs; i++)
+		sb_addf(&prog, "%s%s", i ? " " : "", argv[i]);
+	if (json) {
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "output", outdir);
+		cJSON_AddStringToObject(doc, "program", prog.p);
+		if (ev.graph)
+			cJSON_AddStringToObject(doc, "graphs", ev.graph);
+		else
+			cJSON_AddNullToObject(doc, "graphs");
+		cJSON *k = cJSON_AddArrayToObject(doc, "kernels_launched");
+		for (size_t i = 0; i < ev.launched.n; i++)
+			cJSON_AddItemToArray(k, cJSON_CreateString(ev.launched.v[i]));
+		said.layers = cJSON_AddArrayToObject(doc, "layers");
+		said.refused = cJSON_AddArrayToObject(doc, "refused");
+		for (size_t i = 0; i < ev.refused.n; i++)
+			cJSON_AddItemToArray(said.refused,
+			                     cJSON_CreateString(ev.refused.v[i]));
+	}
 	if (ev.errors.n) {
 		for (size_t i = 0; i < ev.errors.n; i++)
 			cmd_fail("capture: in PROGRAM: %s", ev.errors.v[i]);
@@ -594,12 +724,17 @@ int cmd_capture(int argc, char **argv)
 		sb_addf(&seen, "\n    %s", ev.launched.v[i]);
 	}
 	if (!ev.records.n) {
+		const char *graphs =
+		    ev.graph
+		        ? " outside CUDA graphs (the kernels inside them are not seen)"
+		        : "";
 		if (!ev.launched.n)
-			cmd_fail("capture: PROGRAM '%s' launched no kernel", argv[0]);
+			cmd_fail("capture: PROGRAM '%s' launched no kernel%s", argv[0],
+			         graphs);
 		else if (!matched)
-			cmd_fail("capture: no kernel matching '%s' was launched; the "
+			cmd_fail("capture: no kernel matching '%s' was launched%s; the "
 			         "kernels launched:%s",
-			         kernel, seen.p);
+			         kernel, graphs, seen.p);
 		else if (!ev.refusals)
 			cmd_fail(
 			    "capture: %s was launched fewer than %s times (--launch %s)",
@@ -613,17 +748,17 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	sb_release(&seen);
-	for (int i = 0; i < nargs; i++)
-		sb_addf(&prog, "%s%s", i ? " " : "", argv[i]);
 	CapWriteOpts wo = {.ptx_from = ptx_from, .program = prog.p};
 	rc = EXIT_OK;
 	for (size_t i = 0; i < ev.records.n; i++) {
-		int r = one_layer(outdir, spool.p, ev.records.v[i], &wo);
+		int r = one_layer(outdir, spool.p, ev.records.v[i], &wo, &said);
 		rc = MAX(rc, r);
 	}
 	if (rc != EXIT_ERROR)
 		rm_rf(spool.p);
 out:
+	if (doc)
+		cmd_json_print(doc, rc);
 	if (kernel)
 		regfree(&re);
 	events_release(&ev);

@@ -336,8 +336,8 @@ int gpu_layer_launch_range(GpuLayer *L, const GpuBound *b, size_t from, size_t t
 		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
 		for (unsigned r = 0; r < l->repeat; r++) {
 			CUresult cr =
-			    l->cluster[0] * l->cluster[1] * l->cluster[2] > 1
-			        ? gpu_launch_cluster(b->funcs[i], l, s, size ? extra : NULL)
+			    gpu_launch_needs_ex(l)
+			        ? gpu_launch_ex(b->funcs[i], l, s, size ? extra : NULL)
 			        : gpu_cu.cuLaunchKernel(b->funcs[i], l->grid[0], l->grid[1], l->grid[2],
 			                                l->block[0], l->block[1], l->block[2],
 			                                l->dynamic_shared_bytes, s, NULL,

@@ -13,6 +13,7 @@
 
 #include "base/file.h"
 #include "base/json.h"
+#include "gpu/mfattr.h"
 
 #include <errno.h>
 #include <math.h>
@@ -600,7 +601,7 @@ static int parse_launches(JsonDoc *d, const cJSON *root, Manifest *m)
 		MfLaunch *l = &m->launches[m->nlaunches++];
 		static const char *const keys[] = {
 		    "entry",  "grid",   "block", "dynamic_shared_bytes",
-		    "params", "repeat", "cluster", NULL};
+		    "params", "repeat", "cluster", "attributes", NULL};
 		if (json_object(d, o) < 0 || json_keys(d, o, keys) < 0 ||
 		    json_get_string(d, o, "entry", JSON_REQUIRED | JSON_NONEMPTY,
 		                    &l->entry) < 0 ||
@@ -610,6 +611,8 @@ static int parse_launches(JsonDoc *d, const cJSON *root, Manifest *m)
 		l->cluster[0] = l->cluster[1] = l->cluster[2] = 1;
 		if (json_member(d, o, "cluster", JSON_OPTIONAL) &&
 		    parse_dim3(d, o, "cluster", 8, l->cluster) < 0)
+			goto out;
+		if (mf_parse_attributes(d, o, l) < 0)
 			goto out;
 		if ((uint64_t)l->block[0] * l->block[1] * l->block[2] > 1024) {
 			json_bad_at(

@@ -91,10 +91,26 @@ typedef struct {
 	uint64_t add;     /* buffer: byte offset into it */
 } MfField;
 
+/*
+ * A launch attribute a launch asks for ("attributes": {"priority": 3}),
+ * passed to cuLaunchKernelEx (gpu/place.c) as the CUlaunchAttribute `id`
+ * with the value v[0] (the bits of a 32-bit integer), or v[0..3) for a
+ * shape.  Which ones a manifest may name: gpu/mfattr.h.  The cluster shape
+ * is "cluster", not an attribute.
+ */
+typedef struct {
+	unsigned id;
+	uint32_t v[3];
+} MfAttr;
+
+#define MF_MAX_ATTRS 12
+
 typedef struct {
 	char *entry;
 	unsigned grid[3], block[3];
 	unsigned cluster[3];      /* "cluster": blocks per cluster; 1 1 1 without */
+	MfAttr attrs[MF_MAX_ATTRS]; /* "attributes", in the manifest's order */
+	unsigned nattrs;
 	uint32_t dynamic_shared_bytes;
 	uint32_t param_size;
 	MfField *fields;

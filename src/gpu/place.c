@@ -1,5 +1,6 @@
 /*
- * place.c - buffers at recorded addresses, cluster launches (place.h).
+ * place.c - buffers at recorded addresses, launches with a cluster shape or
+ * other launch attributes (place.h).
  *
  * Decisions:
  *  - The ranges of all placed buffers are rounded out to the minimum
@@ -10,6 +11,8 @@
  *    address is a failure (the range is released again).
  */
 #include "gpu/place.h"
+
+#include "gpu/mfattr.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -183,17 +186,63 @@ fail_said:;
 	return -1;
 }
 
-CUresult gpu_launch_cluster(CUfunction f, const MfLaunch *l, CUstream s, void **extra)
+/*
+ * The launch again with the parameter block as kernelParams, each pointing
+ * at its parameter's offset (cuFuncGetParamInfo), for a driver that takes
+ * no `extra` with some attribute, as cuLaunchCooperativeKernel takes none.
+ * `was` (the first launch's result) when the offsets cannot be had.
+ */
+static CUresult launch_with_params(LaunchExFn launch, const CUlaunchConfig *c, CUfunction f,
+                                   void **extra, CUresult was)
+{
+	typedef CUresult (*ParamInfoFn)(CUfunction, size_t, size_t *, size_t *);
+	ParamInfoFn info = (ParamInfoFn)sym("cuFuncGetParamInfo", NULL);
+	unsigned char *block = NULL;
+	size_t size = 0;
+	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			block = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			size = *(size_t *)extra[i + 1];
+	}
+	if (!info || !block)
+		return was;
+	void *kp[512];
+	size_t n = 0, off, psize;
+	while (n < ARRAY_SIZE(kp) && info(f, n, &off, &psize) == CUDA_SUCCESS) {
+		if (off + psize > size)
+			return was;
+		kp[n++] = block + off;
+	}
+	return n || !size ? launch(c, f, kp, NULL) : was;
+}
+
+CUresult gpu_launch_ex(CUfunction f, const MfLaunch *l, CUstream s, void **extra)
 {
 	LaunchExFn launch = (LaunchExFn)sym("cuLaunchKernelEx", NULL);
 	if (!launch)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	CUlaunchAttribute at;
-	memset(&at, 0, sizeof at);
-	at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-	at.value.clusterDim.x = l->cluster[0];
-	at.value.clusterDim.y = l->cluster[1];
-	at.value.clusterDim.z = l->cluster[2];
+	CUlaunchAttribute at[MF_MAX_ATTRS + 1];
+	memset(at, 0, sizeof at);
+	unsigned n = 0;
+	if (l->cluster[0] * l->cluster[1] * l->cluster[2] > 1) {
+		at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		at[n].value.clusterDim.x = l->cluster[0];
+		at[n].value.clusterDim.y = l->cluster[1];
+		at[n].value.clusterDim.z = l->cluster[2];
+		n++;
+	}
+	for (unsigned i = 0; i < l->nattrs && n < MF_MAX_ATTRS + 1; i++, n++) {
+		const MfAttrKind *k = mf_attr_kind_of(l->attrs[i].id);
+		at[n].id = (CUlaunchAttributeID)l->attrs[i].id;
+		if (k && k->shape) { /* every shape of the union is x, y, z first */
+			at[n].value.preferredClusterDim.x = l->attrs[i].v[0];
+			at[n].value.preferredClusterDim.y = l->attrs[i].v[1];
+			at[n].value.preferredClusterDim.z = l->attrs[i].v[2];
+		} else { /* every scalar of the union is 32 bits at its start */
+			memcpy(&at[n].value, &l->attrs[i].v[0], 4);
+		}
+	}
 	CUlaunchConfig c;
 	memset(&c, 0, sizeof c);
 	c.gridDimX = l->grid[0];
@@ -204,7 +253,10 @@ CUresult gpu_launch_cluster(CUfunction f, const MfLaunch *l, CUstream s, void **
 	c.blockDimZ = l->block[2];
 	c.sharedMemBytes = l->dynamic_shared_bytes;
 	c.hStream = s;
-	c.attrs = &at;
-	c.numAttrs = 1;
-	return launch(&c, f, NULL, extra);
+	c.attrs = at;
+	c.numAttrs = n;
+	CUresult cr = launch(&c, f, NULL, extra);
+	if (cr == CUDA_ERROR_INVALID_VALUE && extra)
+		cr = launch_with_params(launch, &c, f, extra, cr);
+	return cr;
 }

@@ -2,7 +2,8 @@
  * place.h - what a captured layer asks of the device beyond cuMemAlloc and
  * cuLaunchKernel: buffers at the device addresses they had in the program
  * (their contents hold pointers to each other, which no manifest field can
- * rebase), and launches in thread-block clusters.
+ * rebase), and launches in thread-block clusters or with other launch
+ * attributes (a cooperative launch, a priority: manifest.h, MfAttr).
  *
  * Both use driver entry points that a written layer never needs
  * (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess,
@@ -29,7 +30,16 @@ typedef struct GpuPlaced GpuPlaced;
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e);
 void gpu_place_release(GpuPlaced *p);
 
-/* cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION l->cluster. */
-CUresult gpu_launch_cluster(CUfunction f, const MfLaunch *l, CUstream s, void **extra);
+/* Does launch l need cuLaunchKernelEx (a cluster shape, an attribute)? */
+static inline bool gpu_launch_needs_ex(const MfLaunch *l)
+{
+	return l->cluster[0] * l->cluster[1] * l->cluster[2] > 1 || l->nattrs;
+}
+/* cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION l->cluster
+ * (when it is more than one block) and each of l->attrs; the parameter
+ * block in `extra`, or, should the driver refuse that
+ * (CUDA_ERROR_INVALID_VALUE), as kernelParams at each parameter's offset
+ * (cuFuncGetParamInfo). */
+CUresult gpu_launch_ex(CUfunction f, const MfLaunch *l, CUstream s, void **extra);
 
 #endif

@@ -9,7 +9,8 @@
  * threads), its parameters handed to the tap as kernelParams, so the tap
  * needs their layout (the stand-in's cuFuncGetParamInfo gives none, as on
  * the H200) from the module's PTX; the stand-in driver runs the launch from
- * the same bytes as one parameter block.
+ * the same bytes as one parameter block.  It prints its MODE on stdout, as
+ * a program prints its own output.
  *
  *   stand-in-program MODULE.ptx [MODE]
  *     MODE "ok"      one launch of pattern with k = 90 (default)
@@ -22,9 +23,25 @@
  *     MODE "cluster" one launch of pattern with k = 90 through cuLaunchKernelEx
  *                    in clusters of 2 blocks (the stand-in adds cluster.x - 1
  *                    to k in a cluster launch: the frame has k = 91)
+ *     MODE "attrs"   as "cluster", with the launch attributes priority 3,
+ *                    cooperative and a cluster scheduling policy (spread)
+ *                    too: the stand-in adds 1 + 3 + 10 to k (k = 104); its
+ *                    parameters as kernelParams (a cooperative launch's)
+ *     MODE "coop"    one launch of pattern with k = 90 the tap is shown as
+ *                    cuLaunchCooperativeKernel (the stand-in runs it as
+ *                    cuLaunchKernelEx with the cooperative attribute: k = 100)
+ *     MODE "event"   as "cluster", with a launch completion event attribute
+ *                    (an event of the program's: a replay cannot have it)
  *     MODE "graph"   as "ok", but the tap is told the launch went to a stream
  *                    that captures a CUDA graph (the stand-in's stream 0x6a7)
  *     MODE "managed" as "ok" with the output in managed memory
+ *     MODE "host"    as "ok" with the output in pinned host memory
+ *     MODE "peer"    as "ok" with the output on device 1 (the stand-in is
+ *                    told so: d4r_mock_peer)
+ *     MODE "graphs"  three CUDA graph launches (the tap is told, as CUPTI's
+ *                    cuGraphLaunch callback does), then one launch of
+ *                    pattern into a stream capturing a graph
+ *     MODE "crash"   killed by SIGKILL after the launch
  *     MODE "table"   the stand-in's "indirect" kernel (MODULE must define it):
  *                    its parameter is a table whose first entry points to
  *                    the output (byte i = 5 i + k, k = 90): a pointer
@@ -37,6 +54,7 @@
 #include "capture/tap.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +86,8 @@ static CUresult launch_params(LaunchFn launch, CUfunction fn, void **args)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "ok";
+	printf("stand-in-program: %s\n", mode); /* a program's own output */
+	fflush(stdout);
 	void *cu = dlopen(getenv("D4R_LIBCUDA"), RTLD_NOW | RTLD_GLOBAL);
 	if (!cu) {
 		fprintf(stderr, "stand-in-program: %s\n", dlerror());
@@ -81,6 +101,7 @@ int main(int argc, char **argv)
 	    inj ? dlsym(inj, "d4r_tap_launch_enter") : NULL;
 	void (*tap_exit)(const TapLaunch *, void *) =
 	    inj ? dlsym(inj, "d4r_tap_launch_exit") : NULL;
+	void (*tap_graph)(const char *) = inj ? dlsym(inj, "d4r_tap_graph_launch") : NULL;
 	CUresult (*init)(unsigned) = dlsym(cu, "cuInit");
 	CUresult (*load)(CUmodule *, const void *, unsigned, CUjit_option *, void **) =
 	    dlsym(cu, "cuModuleLoadDataEx");
@@ -163,7 +184,8 @@ int main(int argc, char **argv)
 			tap_exit(&l, cookie);
 		return 0;
 	}
-	if (!strcmp(mode, "cluster")) {
+	if (!strcmp(mode, "cluster") || !strcmp(mode, "attrs") || !strcmp(mode, "coop") ||
+	    !strcmp(mode, "event")) {
 		CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **,
 		                      void **) = dlsym(cu, "cuLaunchKernelEx");
 		NEED(getf(&fn, mod, "pattern"));
@@ -176,28 +198,54 @@ int main(int argc, char **argv)
 		size_t sz = sizeof block;
 		void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
 		                 CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
-		CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-		at.value.clusterDim.x = 2,
-		at.value.clusterDim.y = at.value.clusterDim.z = 1;
+		bool coop = !strcmp(mode, "coop");
+		CUlaunchAttribute at[4] = {{.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION}};
+		at[0].value.clusterDim.x = 2,
+		at[0].value.clusterDim.y = at[0].value.clusterDim.z = 1;
+		unsigned nat = 1;
+		if (!strcmp(mode, "attrs")) {
+			at[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+			at[1].value.priority = 3;
+			at[2].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			at[2].value.cooperative = 1;
+			at[3].id =
+			    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+			at[3].value.clusterSchedulingPolicyPreference =
+			    CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+			nat = 4;
+		} else if (!strcmp(mode, "event")) {
+			at[1].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+			nat = 2;
+		} else if (coop) { /* the cooperative kernel call, as cuLaunchKernelEx */
+			at[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			at[0].value.cooperative = 1;
+		}
+		bool by_params = coop || !strcmp(mode, "attrs"); /* cooperative */
+		void *args[] = {&dst, &k};
 		CUlaunchConfig cfg = {.gridDimX = 4,
 		                      .gridDimY = 1,
 		                      .gridDimZ = 1,
 		                      .blockDimX = 256,
 		                      .blockDimY = 1,
 		                      .blockDimZ = 1,
-		                      .attrs = &at,
-		                      .numAttrs = 1};
-		TapLaunch l = {.api = "cuLaunchKernelEx",
+		                      .attrs = at,
+		                      .numAttrs = nat};
+		TapLaunch l = {.api = coop ? "cuLaunchCooperativeKernel"
+		                           : "cuLaunchKernelEx",
 		               .kernel = "pattern",
 		               .f = fn,
 		               .grid = {4, 1, 1},
 		               .block = {256, 1, 1},
-		               .cluster = {2, 1, 1},
-		               .extra = extra};
+		               .cluster = {coop ? 1 : 2, 1, 1},
+		               .extra = by_params ? NULL : extra,
+		               .kernel_params = by_params ? args : NULL,
+		               .attrs = coop ? NULL : at,
+		               .nattrs = coop ? 0 : nat,
+		               .cooperative = coop};
 		void *cookie = NULL;
 		if (tap_enter)
 			tap_enter(&l, &cookie);
-		NEED(launch_ex(&cfg, fn, NULL, extra));
+		NEED(by_params ? launch_ex(&cfg, fn, args, NULL) : launch_ex(&cfg, fn, NULL, extra));
 		if (tap_exit)
 			tap_exit(&l, cookie);
 		return 0;
@@ -234,9 +282,21 @@ int main(int argc, char **argv)
 		CUresult (*managed)(CUdeviceptr *, size_t, unsigned) =
 		    dlsym(cu, "cuMemAllocManaged");
 		NEED(managed(&out, 1024, CU_MEM_ATTACH_GLOBAL));
+	} else if (!strcmp(mode, "host")) {
+		CUresult (*host)(void **, size_t) = dlsym(cu, "cuMemAllocHost_v2");
+		void *h = NULL;
+		NEED(host(&h, 1024));
+		out = (CUdeviceptr)(uintptr_t)h;
 	} else {
 		NEED(alloc(&out, 1024));
 	}
+	if (!strcmp(mode, "peer")) {
+		void (*peer)(CUdeviceptr) = dlsym(cu, "d4r_mock_peer");
+		if (peer)
+			peer(out);
+	}
+	for (int g = 0; !strcmp(mode, "graphs") && tap_graph && g < 3; g++)
+		tap_graph("cuGraphLaunch");
 	NEED(memset8(out, 0xff, 1024));
 	unsigned runs = !strcmp(mode, "none") ? 0 : !strcmp(mode, "twice") ? 2 : 1;
 	for (unsigned r = 0; r < runs; r++) {
@@ -249,7 +309,7 @@ int main(int argc, char **argv)
 		               .block = {256, 1, 1},
 		               .cluster = {1, 1, 1},
 		               .kernel_params = args};
-		if (!strcmp(mode, "graph"))
+		if (!strcmp(mode, "graph") || !strcmp(mode, "graphs"))
 			l.stream = (CUstream)(uintptr_t)0x6a7;
 		void *cookie = NULL;
 		if (tap_enter)
@@ -260,5 +320,7 @@ int main(int argc, char **argv)
 		if (tap_exit)
 			tap_exit(&l, cookie);
 	}
+	if (!strcmp(mode, "crash"))
+		raise(SIGKILL);
 	return !strcmp(mode, "fail") ? 3 : 0;
 }

@@ -6,7 +6,9 @@
 # `run`, take `phases`, `recipe new` and the main job, and its oracle must
 # be the stand-in kernel's rule (byte i = 7 i + k), computed here.  Then the
 # refusals: a replay that cannot reproduce the program, a --kernel that
-# never launched, a failing PROGRAM, the size cap, -o among PROGRAM's files.
+# never launched, a failing or killed PROGRAM, the size cap, -o among
+# PROGRAM's files, graphs, managed, host and peer memory, launch attributes
+# a replay cannot give.
 . "$D4R_TOP/tests/cli/lib.sh"
 . "$TOP/tests/cli/smoke-layer.sh"
 smoke_layer "$T/repo"
@@ -89,8 +91,24 @@ expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" graph
 expect_grep "not captured: pattern #1: launched into a CUDA graph being captured" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" managed
 expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is managed memory \(not captured\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" host
+expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is host memory \(not captured\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" peer
+expect_grep "not captured: pattern #1: the parameter at offset 0, 0x[0-9a-f]+ is memory of device 1, a peer \(not captured\)" "$T/err"
 expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" none
 expect_grep "launched no kernel" "$T/err"
+# CUDA graphs: said once however often they are launched, and in the error
+expect_rc 2 "$D4R" capture --kernel 'gemm' -o "$T/q" -- "$T/prog" "$PTX" graphs
+[ "$(grep -c 'PROGRAM launched CUDA graphs (cuGraphLaunch): the kernels inside them are not seen, and not captured$' "$T/err")" = 1 ] ||
+	fail "three graph launches are not said once"
+[ "$(grep -c '^graph ' "$T/q/.spool/events")" = 1 ] || fail "three graph launches are not one event in the spool"
+expect_grep "no kernel matching 'gemm' was launched outside CUDA graphs \(the kernels inside them are not seen\); the kernels launched:" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" graphs
+expect_grep "not captured: pattern #1: launched into a CUDA graph being captured" "$T/err"
+expect_grep "nothing captured \(1 launch refused, said above\)" "$T/err"
+expect_rc 2 "$D4R" capture -o "$T/q" -- "$T/prog" "$PTX" crash
+expect_grep "PROGRAM '.*/prog' failed: killed by signal 9 \(nothing captured\)" "$T/err"
+[ ! -e "$T/q/pattern" ] || fail "a layer from a PROGRAM that was killed"
 expect_rc 2 "$D4R" capture --kernel '(' -o "$T/q" -- "$T/prog" "$PTX"
 expect_grep "'\(' is not a POSIX extended regular expression" "$T/err"
 expect_rc 2 "$D4R" capture --launch 0 -o "$T/q" -- "$T/prog" "$PTX"
@@ -132,6 +150,26 @@ expect_grep '^captured pattern launch 1 \(cuLaunchKernelEx\)' "$T/out"
 expect_grep '^  replay: IDENTICAL' "$T/out"
 expect_grep '"cluster": \[2, 1, 1\]' "$T/clu/pattern/layer.json"
 cmp "$T/clu/pattern/oracle.frame" "$T/want91" || fail "the cluster launch's frame (k = 91)"
+
+# --- launch attributes: recorded, and replayed or refused by name ------------------------
+expect_rc 0 "$D4R" capture -o "$T/att" -- "$T/prog" "$PTX" attrs
+expect_grep '^  launch attributes, replayed: \{"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1\}$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+expect_grep '"attributes": \{"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1\}' "$T/att/pattern/layer.json"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((7 * i + 104) & 255) for i in range(1024)))' "$T/want104"
+cmp "$T/att/pattern/oracle.frame" "$T/want104" || fail "the frame of the launch with attributes (k = 90 + 1 + 3 + 10)"
+# the same layer without its attributes is another launch: the replay passes them
+sed -i 's/"priority": 3, //' "$T/att/pattern/layer.json"
+expect_rc 1 "$D4R" run "$T/att/pattern" --corpus "$T/att"
+expect_rc 0 "$D4R" capture -o "$T/coop" -- "$T/prog" "$PTX" coop
+expect_grep '^captured pattern launch 1 \(cuLaunchCooperativeKernel\)' "$T/out"
+expect_grep '^  launch attributes, replayed: \{"cooperative": 1\}$' "$T/out"
+expect_grep '^  replay: IDENTICAL' "$T/out"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((7 * i + 100) & 255) for i in range(1024)))' "$T/want100"
+cmp "$T/coop/pattern/oracle.frame" "$T/want100" || fail "the cooperative launch's frame (k = 100)"
+expect_rc 2 "$D4R" capture -o "$T/ev" -- "$T/prog" "$PTX" event
+expect_grep "capture: 'pattern' launch 1: its launch attribute 'launch_completion_event' \(id 12\) is not replayed: it records an event of the program's, which a replay has not" "$T/err"
+[ ! -e "$T/ev/pattern" ] || fail "a layer from a launch whose attribute cannot be replayed"
 
 # --- a pointer inside a buffer: replayed at the recorded addresses ----------------------
 sed 's/pattern/indirect/; s/\.param \.u64 out/.param .u64 table/' "$PTX" >"$T/indirect.ptx"

@@ -41,7 +41,7 @@ for l in lines:
 for v, p, k in entries:
     print("%s\t%s\t%s" % (v, p, " ".join(k)))
 PY
-want="phases show grep report roundtrip extract recipe new recipe check recipe best splice probe diff run check bisect profile replay job"
+want="phases show grep report roundtrip extract recipe new recipe check recipe best splice probe diff run check bisect profile replay capture job"
 have=$(cut -f1 "$T/keys" | uniq | tr '\n' ' ' | sed 's/ $//')
 [ "$have" = "$want" ] || fail "the man page lists JSON keys for '$have', expected '$want'"
 
@@ -187,6 +187,24 @@ cp "$T/out" "$T/check.json"
 json bisect 0 "$D4R" bisect smoke --phase 1 --json
 json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
 json replay 0 "$D4R" replay smoke --phase 1 --plan --json
+# capture on the stand-in: tests/capture/stand-in-program.c calls the tap
+# where CUPTI would (t1920); its printing goes to stderr, not the document
+"${CC:-cc}" -std=c11 -D_GNU_SOURCE -I"$TOP/src" -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+	-o "$T/capprog" "$TOP/tests/capture/stand-in-program.c" -ldl || fail "cannot build the stand-in program"
+"${CC:-cc}" -shared -fPIC -o "$T/libcupti-stand-in.so" -x c /dev/null || fail "cannot build the CUPTI stand-in"
+export D4R_LIBCUPTI=$T/libcupti-stand-in.so
+json capture 0 "$D4R" capture --json -o "$T/capj" -- "$T/capprog" "$M" attrs
+python3 - "$T/out" <<'PY' || fail "capture --json: the layer"
+import json, sys
+d = json.load(open(sys.argv[1]))
+l, = d["layers"]
+assert (l["layer"], l["verdict"], l["frame_bytes"], l["api"]) == ("pattern", "IDENTICAL", 1024, "cuLaunchKernelEx"), l
+assert l["attributes"] == {"priority": 3, "cooperative": 1, "cluster_scheduling_policy_preference": 1}, l
+assert d["kernels_launched"] == ["pattern"] and d["refused"] == [], d
+assert (l["ptx"], l["source_file"], l["replay_only"]) == ("image", None, False), l
+assert l["module"].endswith("/capj/pattern/module.ptx"), l["module"]
+PY
+json capture 1 "$D4R" capture --json -o "$T/capr" -- "$T/capprog" "$M" racy
 json job 0 "$D4R" smoke --phase 1 --runs 0 --json
 cp "$T/out" "$T/job.json"
 # One name for one file: the layer's module, found through the repository,
@@ -255,6 +273,8 @@ error run "$D4R" run nosuch --json
 error check "$D4R" check nosuch --json
 error bisect "$D4R" bisect nosuch --phase 1 --json
 error profile "$D4R" profile nosuch --phase 1 --json
+error capture "$D4R" capture --json -o "$T/capf" -- "$T/capprog" "$M" fail
+error capture "$D4R" capture --json -o "$T/capf" -- "$T/capprog" "$M" event
 error job "$D4R" nosuch --phase 1 --json
 error show "$D4R" show "$M" --phase 1 --bogus --json
 # One document: no --json with results of their own on stdout.

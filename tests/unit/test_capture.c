@@ -331,6 +331,93 @@ static void test_capture__inner_pointers_fix_addresses(void **state)
 	err_release(&e);
 }
 
+/* Launch attributes: the ones a replay gives go into the launch's
+ * "attributes" (a signed priority, a shape, the cooperative API), and gpu/
+ * reads them back as the CUlaunchAttributeIDs of cuda.h; one a replay
+ * cannot give is refused by name, an unknown one by its number. */
+static void test_capture__launch_attributes(void **state)
+{
+	(void)state;
+	CapRecord r;
+	make_record(&r, false);
+	r.cooperative = true;
+	r.nattrs = 3;
+	r.attrs = xcalloc(4, sizeof(CapAttr));
+	r.attrs[0].id = 8, r.attrs[0].value[0] = (uint32_t)-2; /* priority */
+	r.attrs[1].id = 4, r.attrs[1].value[0] = 2;            /* the cluster shape */
+	r.attrs[2].id = 11;                                     /* preferred cluster */
+	r.attrs[2].value[0] = 4, r.attrs[2].value[1] = r.attrs[2].value[2] = 1;
+	StrBuf text = STRBUF_INIT, json = STRBUF_INIT;
+	CapLayerInfo info = {0};
+	Err e = ERR_INIT;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_string_equal(json.p, "\"priority\": -2, \"preferred_cluster_dimension\": [4, 1, "
+	                            "1], \"cooperative\": 1");
+	cap_manifest_text(&r, "kern", "kern/module.ptx", false, NULL, &text, &info);
+	Manifest m;
+	if (mf_parse("kern/layer.json", text.p, text.n, &m, &e) < 0)
+		fail_msg("%s", err_msg(&e));
+	const MfLaunch *l = &m.launches[0];
+	assert_int_equal(l->nattrs, 3);
+	assert_int_equal(l->attrs[0].id, 8); /* CU_LAUNCH_ATTRIBUTE_PRIORITY */
+	assert_int_equal((int32_t)l->attrs[0].v[0], -2);
+	assert_int_equal(l->attrs[1].id, 11); /* ..._PREFERRED_CLUSTER_DIMENSION */
+	assert_int_equal(l->attrs[1].v[0], 4);
+	assert_int_equal(l->attrs[1].v[2], 1);
+	assert_int_equal(l->attrs[2].id, 2); /* ..._COOPERATIVE */
+	assert_int_equal(l->attrs[2].v[0], 1);
+	mf_release(&m);
+
+	/* what asks nothing of the launch is left out: a default value, a
+	 * scheduling preference without clusters, a stream's policy */
+	CapAttr *more = xcalloc(7, sizeof(CapAttr));
+	memcpy(more, r.attrs, 3 * sizeof(CapAttr));
+	free(r.attrs);
+	r.attrs = more;
+	r.attrs[3].id = 6;                        /* programmatic serialization 0 */
+	r.attrs[4].id = 5, r.attrs[4].value[0] = 1; /* spread, but no clusters */
+	r.attrs[5].id = 3, r.attrs[5].value[0] = 2; /* a synchronization policy */
+	r.nattrs = 6;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_string_equal(json.p, "\"priority\": -2, \"preferred_cluster_dimension\": [4, 1, "
+	                            "1], \"cooperative\": 1");
+	r.attrs[6] = r.attrs[0]; /* the priority again: the last one counts */
+	r.attrs[6].value[0] = 5;
+	r.nattrs = 7;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_string_equal(json.p, "\"preferred_cluster_dimension\": [4, 1, 1], \"priority\": 5, "
+	                            "\"cooperative\": 1");
+	r.nattrs = 6;
+	r.cluster[0] = 2; /* with clusters, the preference is the launch's */
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), 0);
+	assert_non_null(strstr(json.p, "\"cluster_scheduling_policy_preference\": 1"));
+	r.cluster[0] = 1;
+
+	r.attrs[1].id = 12; /* a launch completion event */
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "'kern' launch 1: its launch attribute "
+	                                    "'launch_completion_event' (id 12) is not replayed"));
+	err_release(&e);
+	r.attrs[1].id = 99;
+	assert_int_equal(cap_launch_attrs(&r, &json, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "its launch attribute id 99 is not replayed"));
+	/* the manifest refuses a name it cannot replay */
+	err_release(&e);
+	static const char bad[] = "{\"layer\": \"k\", \"module\": \"k.ptx\", \"entry\": \"k\", "
+	                          "\"buffers\": {\"a\": {\"size\": 4, \"init\": {\"kind\": \"zero\"}}}, "
+	                          "\"launches\": [{\"entry\": \"k\", \"grid\": [1, 1, 1], \"block\": "
+	                          "[1, 1, 1], \"attributes\": {\"launch_completion_event\": 1}, "
+	                          "\"params\": {\"size\": 0, \"fields\": []}}], "
+	                          "\"frame\": [{\"name\": \"a\", \"buffer\": \"a\"}]}";
+	assert_int_equal(mf_parse("k/layer.json", bad, sizeof bad - 1, &m, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "launches[0].attributes.launch_completion_event: "
+	                                    "'launch_completion_event' is not a launch attribute"));
+	err_release(&e);
+	sb_release(&text);
+	sb_release(&json);
+	cap_record_release(&r);
+}
+
 /* A texture and a surface object in place of s's pointer and h..in: the
  * surface's array is written (it joins the frame), the texture's is not. */
 static void test_capture__arrays_behind_objects(void **state)
@@ -565,6 +652,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_capture__nvinfo_damaged_records, setup,
 	                                    teardown),
 	    cmocka_unit_test(test_capture__manifest_golden),
+	    cmocka_unit_test(test_capture__launch_attributes),
 	    cmocka_unit_test(test_capture__inner_pointers_fix_addresses),
 	    cmocka_unit_test(test_capture__arrays_behind_objects),
 	    cmocka_unit_test_setup_teardown(test_capture__layer_folder, setup, teardown),
