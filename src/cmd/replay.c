@@ -179,22 +179,7 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 		cJSON_AddBoolToObject(j, "proved", !proof.any);
 		if (proof.any || verdict.any) {
 			const ReplayDiff *d = proof.any ? &proof : &verdict;
-			cJSON *x = cJSON_AddObjectToObject(j, "first_difference");
-			cJSON_AddStringToObject(x, "in", d->where);
-			cJSON *b = cJSON_AddArrayToObject(x, "block");
-			for (int i = 0; i < 3; i++)
-				cJSON_AddItemToArray(b, cJSON_CreateNumber(d->block[i]));
-			if (!strcmp(d->where, "register")) {
-				cJSON_AddNumberToObject(x, "warp", d->warp);
-				cJSON_AddNumberToObject(x, "lane", d->lane);
-				if (d->ulps != PROBE_DIST_NAN)
-					cJSON_AddNumberToObject(x, "ulps",
-					                        (double)d->ulps);
-			}
-			cJSON_AddStringToObject(x, "what", d->what);
-			cJSON_AddStringToObject(x, "original", d->a);
-			cJSON_AddStringToObject(x, "other", d->b);
-			cJSON_AddNumberToObject(x, "count", (double)d->count);
+			cJSON_AddItemToObject(j, "first_difference", replay_diff_json(d));
 		}
 		cJSON_AddStringToObject(j, "device", run.device);
 		cJSON_AddNumberToObject(j, "jit_seconds", run.replay_jit_s);

@@ -374,5 +374,8 @@ void replay_compare(const ReplayPlan *plan, const ProbePlan *dp, const Manifest 
                     const ReplayEnd *orig, const ReplayEnd *spl, ReplayDiff *out);
 /* "block (3,1,0) warp 2 lane 17 register %r2849: 0x3c00... vs ..., 1 ulp" */
 void replay_diff_text(const ReplayDiff *d, StrBuf *out);
+/* The same as a JSON object: in, block, [warp, lane, ulps: registers], what,
+ * original, other, count (the man page's first_difference). */
+struct cJSON *replay_diff_json(const ReplayDiff *d);
 
 #endif
