@@ -516,8 +516,8 @@ int cmd_check(int argc, char **argv)
 		it->verdict = -1;
 		if (rps) {
 			it->rp = &rps[i];
-			if (rps[i].kind ==
-			    CR_IDENTICAL) { /* its verdict: nothing to run */
+			/* replay proved it: its verdict, nothing to run */
+			if (rps[i].kind == CR_IDENTICAL) {
 				it->by_replay = true;
 				it->done = 1;
 				it->status = GPU_OK;

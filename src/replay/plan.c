@@ -321,7 +321,8 @@ static Val val_of_reg(Walk *w, uint32_t use, uint32_t reg)
 	uint32_t defs[64];
 	uint32_t nd = df_reaching_defs(w->df, use, reg, defs, 64, NULL);
 	if (nd > 64)
-		return val_refuse(use, "more definitions reach it than replay follows");
+		return val_refuse(use, "reads it where more definitions reach it than "
+		                       "replay follows");
 	Val v = val_data();
 	bool any = false;
 	for (uint32_t i = 0; i < nd; i++) {
@@ -331,7 +332,9 @@ static Val val_of_reg(Walk *w, uint32_t use, uint32_t reg)
 		if (!any)
 			v = x;
 		else if (!same_base(&v, &x))
-			return val_refuse(use, "definitions of different bases reach it");
+			return val_refuse(use,
+			                  "reads it where definitions of different bases "
+			                  "reach it (a loop or a join of two addresses)");
 		any = true;
 	}
 	return v;
@@ -526,6 +529,13 @@ static void check_flow(ReplayPlan *p, const Module *m, const Func *f, uint32_t f
 			                        : "a branch leaving the cut",
 			       (int)t.n, t.p, (long long)to,
 			       to < (int64_t)first ? "before" : "after");
+		else if (in && to == (int64_t)first)
+			refuse(p, m, f, i, spliced,
+			       "a loop back edge to the cut's first statement ('%.*s'): "
+			       "the state at the cut's start would be taken on every "
+			       "iteration; start the cut before the loop's label (a "
+			       "whole loop inside the cut replays)",
+			       (int)t.n, t.p);
 		else if (!in && to_in && to != (int64_t)first)
 			refuse(p, m, f, i, spliced,
 			       "a branch from outside enters the cut at '%.*s' (s%lld)",
