@@ -42,8 +42,9 @@ static const char *const usage[] = {
 
 /* The replay on the GPU: the state (cached, or dumped now), both entries,
  * the proof and the verdict.  Returns the exit status, or -1 with e set. */
-static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan,
-                      const Module *mo, bool no_cache, double timeout, bool json, Err *e)
+static int run_replay(const Manifest *mf, const char *rpath, ReplayCut *cut,
+                      const ReplayPlan *plan, const Module *mo, bool no_cache,
+                      double timeout, bool json, Err *e)
 {
 	double t0 = now_seconds();
 	if (plan->nrefused)
@@ -162,11 +163,14 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 		if (verdict.any)
 			sb_addf(&o, ": first difference at %s", dt.p);
 		if (verdict.any)
-			sb_adds(&o, "\ncontract:  the phase's end state, bit for bit: "
-			            "stricter than the "
-			            "frame (a difference a later epilogue rounds away is "
-			            "DIFFERS here; "
-			            "the main job decides for the frame)");
+			sb_addf(
+			    &o,
+			    "\ncontract:  the phase's end state, bit for bit: stricter "
+			    "than the frame (a difference a later epilogue rounds away "
+			    "is DIFFERS here; the main job decides for the frame)\n"
+			    "frame:     d4r-splice check %s --replay %s  (replay and "
+			    "the frame's verdict side by side)",
+			    mf->layer, rpath);
 		sb_addf(&o, "\nwall:      %.2f s\n", wall);
 		fputs(o.p, stdout);
 	} else {
@@ -347,13 +351,14 @@ int cmd_replay(int argc, char **argv)
 				    module_path);
 				goto fail;
 			}
-			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay", &pc,
-			                        &log, &e);
+			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay",
+			                        &pc, &log, &e);
 			if (ptxas_rc < 0)
 				goto fail;
 			if (!json)
 				fprintf(stderr, "ptxas:     -arch=%s: %s%s\n", arch,
-				        ptxas_rc ? "REJECTED" : "ok", cmd_ptxas_cached(&pc));
+				        ptxas_rc ? "REJECTED" : "ok",
+				        cmd_ptxas_cached(&pc));
 			if (log.n && !json)
 				fprintf(stderr, "%s", log.p);
 		}
@@ -367,7 +372,8 @@ int cmd_replay(int argc, char **argv)
 			cmd_fail("replay: ptxas rejects the replay module (written for "
 			         "inspection)");
 	} else if (!plan_only) {
-		rc = run_replay(&mf, &cut, &plan, lm.m, no_cache, timeout, json, &e);
+		rc = run_replay(&mf, rpath, &cut, &plan, lm.m, no_cache, timeout, json,
+		                &e);
 		if (rc < 0)
 			goto fail;
 		goto done;
