@@ -338,8 +338,10 @@ static const char *replay_note(const CheckItem *it, const char *verdict, StrBuf 
 		    "replay DIFFERS, the frame IDENTICAL: the phase contract is stricter "
 		    "than the frame (%s)",
 		    r->message);
-	else if (r->kind == CR_DIFFERS)
+	else if (r->kind == CR_DIFFERS && !strcmp(verdict, "DIFFERS"))
 		sb_adds(sb, "replay DIFFERS too");
+	else if (r->kind == CR_DIFFERS)
+		sb_addf(sb, "replay DIFFERS (%s)", r->message);
 	else
 		sb_addf(sb, "replay %s: %s", check_replay_kind_name(r->kind), r->message);
 	return sb->p;
@@ -377,7 +379,7 @@ int cmd_check(int argc, char **argv)
 		             "only the I-th of N slices of the recipes, by sorted name"),
 		OPT_FLAG(0, "json", &json, "one JSON object, for CI"),
 		OPT_FLAG(0, "replay", &replay,
-		         "replay each recipe first; the whole module for those replay cannot prove"),
+		         "replay each recipe first; the whole module for the rest"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "check", .usage = usage, .opts = opts};
