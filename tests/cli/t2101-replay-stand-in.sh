@@ -43,7 +43,17 @@ expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json"
 expect_grep "^proof: +replay reproduces the original phase" "$T/out"
 expect_grep "^verdict: +DIFFERS: first difference at block \(6,4,0\) warp 1 lane 17 register %r2849: .* vs .*, 1 ulp; 1 values differ$" "$T/out"
 expect_grep "^contract: +the phase's end state, bit for bit: stricter than the frame" "$T/out"
-expect_grep "^frame: +d4r-splice check enc4 --replay $T/flip.json  \(replay and the frame's verdict side by side\)$" "$T/out"
+expect_grep "^frame: +not checked \(--frame runs the whole-module check of the recipe\)$" "$T/out"
+! grep -q "^(original)" "$T/out" || fail "a whole-module check ran without --frame"
+# --frame: check's own whole-module run follows; here the stand-in's frame
+# is not the layer's oracle, so the frame gets no verdict (exit 2)
+expect_rc 2 "$D4R" replay enc4 --recipe "$T/flip.json" --frame
+expect_grep "^frame: +the whole-module check of the recipe follows$" "$T/out"
+expect_grep "^\(original\) +DIFFERS " "$T/out"
+expect_grep "^frame: +no verdict \(the whole-module check failed\)$" "$T/out"
+expect_rc 2 "$D4R" replay enc4 --recipe "$T/flip.json" --frame --json
+expect_grep "cannot be used with" "$T/err"
+expect_rc 2 "$D4R" replay enc4 --phase 8 --plan --frame
 expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json" --json
 python3 - "$T/out" <<'PY' || fail "replay --json of a difference"
 import json, sys

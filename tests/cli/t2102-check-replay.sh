@@ -31,6 +31,14 @@ expect_grep "^enc4-phase-03-flip.json +IDENTICAL +jit .*the phase contract is st
 ! grep -Eq "^phase-(08|61-f16).json +[A-Z]+ +jit" "$T/out" || fail "a recipe replay proved was run again"
 expect_grep "^5 identical \(2 by replay\), 0 differ, 0 errors \(oracle " "$T/out"
 
+# replay --frame: the same two verdicts for one recipe, check's own lines
+expect_rc 0 "$D4R" replay enc4 --recipe "$F/enc4-phase-09-lowbit.json" --frame
+expect_grep "^verdict: +DIFFERS: first difference at block \(5,3,0\) warp 2 lane 17 register %r3001: " "$T/out"
+expect_grep "^enc4-phase-09-lowbit.json +IDENTICAL +jit " "$T/out"
+expect_grep "^frame: +IDENTICAL, replay DIFFERS: the phase contract is stricter than the frame$" "$T/out"
+expect_rc 0 "$D4R" replay enc4 --phase 8 --frame
+! grep -q "^frame:" "$T/out" || fail "replay --frame ran the whole module after an IDENTICAL"
+
 # the same as one JSON document and a JUnit report, one item per recipe
 expect_rc 0 "$D4R" check enc4 --replay $R --json --junit "$T/r.xml"
 python3 - "$T/out" "$T/r.xml" <<'PY' || fail "check --replay --json --junit"
