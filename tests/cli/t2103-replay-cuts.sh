@@ -9,13 +9,17 @@
 #     (its back edge leaves the cut), a live-in address selected between two
 #     buffers (cannot be rebased);
 #   - enc4: a statement range around a bar.sync and phase 60 with its
-#     epilogue (two bar.sync, shared staging, the plane scatter) replay; the
-#     last phase's epilogue (texture reads, a surface write) is refused;
+#     epilogue (two bar.sync, shared staging, the plane scatter) replay;
+#     phase 62 with its epilogue up to its surface write replays (its
+#     texture fetches read tex0, which no surface writes: the layer's own
+#     contents), with the surface write it is refused for that alone, and
+#     with tex0 bound as a surface too the fetches are refused;
 #   - triton-matmul-f16-sm90 (tests/fixtures/foreign/triton): a wgmma group in
 #     flight at the cut's start, the loop's body with its back edge, and a
 #     cp.async group in flight are refused, naming the statements that
 #     `show` prints there.
 . "$D4R_TOP/tests/cli/lib.sh"
+. "$TOP/tests/cli/smoke-layer.sh"
 PTXAS=${CUDA_HOME:-/usr/local/cuda}/bin/ptxas
 
 # plan NAME RC RECIPE... : replay --plan of the recipe exits RC, output in $T/NAME
@@ -92,8 +96,27 @@ emits enc4 --recipe "$P60"
 "$D4R" recipe new enc4 --phase 62 --cut phase+epilogue --template identity -o "$T/p62.json" \
 	--force >/dev/null 2>&1 || fail "cannot write the recipe of phase 62 with its epilogue"
 plan e4p62 1 enc4 --recipe "$T/p62.json"
-expect_grep "^s21376 \(line 46313\): a texture access: arrays are not part of the state$" "$T/e4p62"
-expect_grep "^s21667 \(line 46616\): a surface access: arrays are not part of the state$" "$T/e4p62"
+expect_grep "^refused: +2 reasons$" "$T/e4p62"
+expect_grep "^s21667 \(line 46616\): a surface access: arrays are not part of the state" "$T/e4p62"
+expect_grep "^spliced s21667 \(line [0-9]+\): a surface access" "$T/e4p62"
+expect_rc 0 "$D4R" show corpus/enc4/enc4.ptx --stmts 21376:21376
+expect_grep "^> s21376 .* tex\.2d\.v4\.f32\.f32 .*\[%rd2875, " "$T/out"
+P62=tests/fixtures/replay/enc4-phase-62-textures.json
+plan e4p62t 0 enc4 --recipe "$P62"
+expect_grep "^cut: +s21335-s21665 " "$T/e4p62t"
+expect_grep "^replay: +possible$" "$T/e4p62t"
+emits enc4 --recipe "$P62"
+# the same fetches when a surface may write tex0's array: refused
+enc4_zero_layer "$T/e4s"
+python3 - "$T/e4s/recipes/enc4/layer.json" <<'PY' || fail "cannot bind tex0 as a surface"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["arrays"]["tex0"]["surface"] = True
+json.dump(d, open(sys.argv[1], "w"))
+PY
+(cd "$T/e4s" && "$D4R" replay enc4 --recipe "$TOP/$P62" --plan) >"$T/e4s.out" 2>&1
+[ $? -eq 1 ] || { cat "$T/e4s.out"; fail "the texture fetches of an array a surface may write were not refused"; }
+expect_grep "^s21376 \(line 46313\): a texture fetch replay cannot place: its object is no texture field of the launch over an array no surface writes" "$T/e4s.out"
 
 # triton's sm_90 matmul: wgmma and cp.async groups across its loop
 W=$T/tri
