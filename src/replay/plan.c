@@ -696,33 +696,34 @@ static int64_t kernel_writes(const ReplayRequest *q, int buf, Str sym)
  * write that array, so at every cut it holds what the layer initialised,
  * as the replay's own layer does, and the fetch reads the same texels
  * (the object itself is a field: rebased, or loaded in the cut from the
- * replay's parameter block).  False for anything else: a .texref, a
- * handle the walk cannot place, an array some surface may write.
+ * replay's parameter block).  Returns the array's index, or -1 for
+ * anything else: a .texref, a handle the walk cannot place, an array some
+ * surface may write.
  */
-static bool tex_unwritten(const ReplayRequest *q, Walk *w, uint32_t i)
+static int tex_unwritten(const ReplayRequest *q, Walk *w, uint32_t i)
 {
 	const Module *m = w->m;
 	const Stmt *s = func_stmt(m, w->f, i);
 	if ((s->op != OP_TEX && s->op != OP_TLD4) || s->nopd < 2)
-		return false;
+		return -1;
 	uint32_t ai = stmt_opd_index(m, s, 1);
 	const Operand *a = &m->opds.v[ai];
 	if (a->kind != OPD_ADDR || !a->sub || m->opds.v[ai + 1].kind != OPD_REG)
-		return false;
+		return -1;
 	Val v = val_of_opd(w, i, ai + 1);
 	if (v.kind != RV_PARAM || v.param_off < 0)
-		return false;
+		return -1;
 	int64_t off = param_start(m, w->f, v.sym);
 	if (off < 0)
-		return false;
+		return -1;
 	off += v.param_off;
 	for (size_t k = 0; k < q->launch->nfields; k++) {
 		const MfField *fl = &q->launch->fields[k];
 		if (fl->kind == MF_P_TEXTURE && fl->offset == off && fl->ref >= 0 &&
 		    (size_t)fl->ref < q->mf->narrays)
-			return !q->mf->arrays[fl->ref].surface;
+			return q->mf->arrays[fl->ref].surface ? -1 : fl->ref;
 	}
-	return false;
+	return -1;
 }
 
 static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
@@ -780,8 +781,11 @@ static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
 				       store ? "writes" : "reads");
 				continue;
 			}
-			if (sp == SP_TEX && !store && tex_unwritten(q, &tw, i))
-				continue; /* an array no kernel writes: the layer's */
+			int ta = sp == SP_TEX && !store ? tex_unwritten(q, &tw, i) : -1;
+			if (ta >= 0) { /* an array no kernel writes: the layer's */
+				push_int(&p->textures, ta);
+				continue;
+			}
 			if (sp == SP_TEX || sp == SP_SURF) {
 				refuse(p, m, f, i, spliced,
 				       sp == SP_TEX ? "a texture fetch replay cannot "
@@ -1023,6 +1027,7 @@ void replay_plan_release(ReplayPlan *p)
 	VEC_FREE(p->shared);
 	VEC_FREE(p->access);
 	VEC_FREE(p->buffers_in);
+	VEC_FREE(p->textures);
 	VEC_FREE(p->buffers_out);
 	sb_release(&p->refused);
 	memset(p, 0, sizeof *p);

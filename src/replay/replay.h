@@ -115,7 +115,10 @@ typedef struct {
 	VEC(ReplayAccess) access; /* global reads and writes of both cuts */
 	VEC(int) buffers_in;      /* buffers taken whole at the launch's start */
 	VEC(int) buffers_out;     /* buffers the cuts write (compared whole) */
-	uint32_t barriers;        /* bar.sync / barrier statements in the cuts */
+	VEC(int)
+	textures;          /* arrays the cuts fetch through a texture, which
+	                      no surface writes (the layer's contents) */
+	uint32_t barriers; /* bar.sync / barrier statements in the cuts */
 	/* what replay cannot do: one line each ("s7771 (line 13185): ..."); the
 	 * plan is replayable when it is empty */
 	StrBuf refused;

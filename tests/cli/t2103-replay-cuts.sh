@@ -104,6 +104,10 @@ expect_grep "^> s21376 .* tex\.2d\.v4\.f32\.f32 .*\[%rd2875, " "$T/out"
 P62=tests/fixtures/replay/enc4-phase-62-textures.json
 plan e4p62t 0 enc4 --recipe "$P62"
 expect_grep "^cut: +s21335-s21665 " "$T/e4p62t"
+expect_grep "^textures: +tex0 \(no surface is bound to it: the layer's contents at every cut\)$" "$T/e4p62t"
+expect_rc 0 "$D4R" replay enc4 --recipe "$P62" --plan --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["textures"] == ["tex0"] and d["replayable"] is True, d["textures"]' "$T/out" ||
+	fail "the textures fixture's plan JSON"
 expect_grep "^replay: +possible$" "$T/e4p62t"
 emits enc4 --recipe "$P62"
 # the same fetches when a surface may write tex0's array: refused
