@@ -13,6 +13,10 @@
  * --shard I/N keeps the I-th of N slices of the recipes, so a CI matrix
  * spreads a layer over machines; --json prints one JSON document instead
  * of the lines; a progress line on a terminal's stderr counts the modules.
+ * --replay replays every recipe first (check_replay.c): the ones it proves
+ * IDENTICAL keep that verdict and are not run; the rest run whole here, and
+ * the lines, the JSON items and the JUnit test cases say how each recipe
+ * was decided.
  *
  * Exit status: 0 every recipe identical, 1 some recipe differs, 2 an error
  * (a recipe that does not splice, a fault, a hang, no driver, no oracle).
@@ -64,8 +68,10 @@ typedef struct {
 	unsigned runs;
 	char sha256[65];
 	StrBuf diff;
-	int done;            /* has a GPU result */
-	GpuLogAttrs attrs;   /* the entry, from the verbose JIT log */
+	int done;                     /* has a GPU result */
+	GpuLogAttrs attrs;            /* the entry, from the verbose JIT log */
+	const CheckReplayOutcome *rp; /* --replay: how replay decided it, or NULL */
+	bool by_replay;               /* replay proved it identical: not run here */
 } CheckItem;
 
 typedef struct {
@@ -288,13 +294,68 @@ static void first_line(cJSON *o, const char *key, const char *s, size_t n)
 	cmd_json_strn(o, key, s, nl ? (size_t)(nl - s) : n);
 }
 
+/* --replay: how replay decided an item, as JSON (decided_by, replay). */
+static void replay_json(cJSON *j, const CheckItem *it)
+{
+	cJSON_AddStringToObject(j, "decided_by",
+	                        it->by_replay ? "replay" : "whole-module");
+	const CheckReplayOutcome *r = it->rp;
+	if (!r) { /* the original */
+		cJSON_AddNullToObject(j, "replay");
+		return;
+	}
+	cJSON *x = cJSON_AddObjectToObject(j, "replay");
+	cJSON_AddStringToObject(x, "verdict", check_replay_kind_name(r->kind));
+	cmd_json_str_or_null(x, "message", r->message);
+	if (r->kind == CR_DIFFERS || r->kind == CR_INVALID)
+		cJSON_AddItemToObject(x, "first_difference", replay_diff_json(&r->diff));
+	bool ran = r->kind == CR_IDENTICAL || r->kind == CR_DIFFERS;
+	if (ran) {
+		cJSON_AddNumberToObject(x, "original_ms", r->ms[0]);
+		cJSON_AddNumberToObject(x, "spliced_ms", r->ms[1]);
+	} else {
+		cJSON_AddNullToObject(x, "original_ms");
+		cJSON_AddNullToObject(x, "spliced_ms");
+	}
+}
+
+/*
+ * --replay: what replay said of an item the whole module decided, when it
+ * says more than the verdict does: a DIFFERS of the phase's contract with
+ * an IDENTICAL frame is the case the contract is stricter than the frame
+ * (a difference the epilogue rounds away, or one the frame never reads).
+ * NULL when there is nothing to add.
+ */
+static const char *replay_note(const CheckItem *it, const char *verdict, StrBuf *sb)
+{
+	const CheckReplayOutcome *r = it->rp;
+	sb_reset(sb);
+	if (!r || it->by_replay)
+		return NULL;
+	if (r->kind == CR_DIFFERS && !strcmp(verdict, "IDENTICAL"))
+		sb_addf(
+		    sb,
+		    "replay DIFFERS, the frame IDENTICAL: the phase contract is stricter "
+		    "than the frame (%s)",
+		    r->message);
+	else if (r->kind == CR_DIFFERS && !strcmp(verdict, "DIFFERS"))
+		sb_adds(sb, "replay DIFFERS too");
+	else if (r->kind == CR_DIFFERS)
+		sb_addf(sb, "replay DIFFERS (%s)", r->message);
+	else
+		sb_addf(sb, "replay %s: %s", check_replay_kind_name(r->kind), r->message);
+	return sb->p;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *corpus = NULL, *phases = NULL, *variant = NULL;
 	unsigned jobs = 1, runs = 0;
 	double timeout = 120;
 	bool no_cache = false, force = false, json = false, replay = false;
-	int replay_worst = 0;
+	CheckReplayOutcome *rps = NULL;
+	CheckReplaySummary rsum = {0};
+	size_t nrps = 0;
 	Shard shard = {1, 1};
 	size_t recipes_total = 0;
 	VEC(char *) paths = {0};
@@ -318,7 +379,7 @@ int cmd_check(int argc, char **argv)
 		             "only the I-th of N slices of the recipes, by sorted name"),
 		OPT_FLAG(0, "json", &json, "one JSON object, for CI"),
 		OPT_FLAG(0, "replay", &replay,
-		         "replay each recipe first; the whole module for those replay cannot prove"),
+		         "replay each recipe first; the whole module for the rest"),
 		OPT_END(),
 	};
 	OptParse op = {.verb = "check", .usage = usage, .opts = opts};
@@ -330,7 +391,7 @@ int cmd_check(int argc, char **argv)
 	const char *layer = argv[0];
 	if (opt_needs(&op, "variant", "phases") || cmd_check_variant(variant))
 		return EXIT_ERROR;
-	if (replay && opt_conflicts(&op, "replay", "phases", "json", "junit", "runs", NULL))
+	if (replay && opt_conflicts(&op, "replay", "phases", "runs", NULL))
 		return EXIT_ERROR;
 	if (opt_conflict(&op, "shard", "phases"))
 		return EXIT_ERROR;
@@ -412,31 +473,22 @@ int cmd_check(int argc, char **argv)
 	file_input_add(module_path, "module");
 	if (cmd_load_module(module_path, &lm) < 0)
 		goto out;
-	if (replay) { /* the recipes replay proves leave the list */
-		bool *proven = xcalloc(paths.n + 1, sizeof(bool));
+	if (replay) { /* how replay decides each recipe; the proved ones are not run */
+		rps = xcalloc(paths.n + 1, sizeof(CheckReplayOutcome));
+		nrps = paths.n;
 		char *cdir = user_cache_dir();
-		CheckReplayOpts ro = {timeout, no_cache, cdir};
-		int crc = check_replay(&mf, lm.m, paths.v, paths.n, &ro, proven, &replay_worst, &e);
+		CheckReplayOpts ro = {timeout, no_cache, cdir, json};
+		int crc = check_replay(&mf, lm.m, paths.v, paths.n, &ro, rps, &rsum, &e);
 		free(cdir);
 		if (crc < 0) {
-			free(proven);
 			cmd_fail("%s", err_msg(&e));
 			goto out;
 		}
-		size_t k = 0;
-		for (size_t i = 0; i < paths.n; i++) {
-			if (proven[i])
-				free(paths.v[i]);
-			else
-				paths.v[k++] = paths.v[i];
-		}
-		paths.n = k;
-		free(proven);
-		if (!paths.n) {
-			rc = replay_worst;
-			goto out;
-		}
-		printf("whole-module check of the %zu recipes replay did not prove:\n", paths.n);
+		if (rsum.differ + rsum.not_proved && !json)
+			printf(
+			    "whole-module check of the %u recipes replay did not prove "
+			    "identical:\n",
+			    rsum.differ + rsum.not_proved);
 	}
 	/* item 0 is the original itself: it must reproduce the oracle */
 	nitems = paths.n + 1 + (phases != NULL);
@@ -449,7 +501,11 @@ int cmd_check(int argc, char **argv)
 		items[0].name = xstrdup("(original)");
 	items[0].path = xstrdup(module_path);
 	items[0].verdict = -1;
-	if (gpu_reduce_module(&mf, lm.m, &items[0].ptx, NULL, NULL, &e) < 0) {
+	/* --replay with every recipe proved: no whole-module check, no original */
+	size_t first = rps && !(rsum.differ + rsum.not_proved) ? 1 : 0;
+	if (first)
+		items[0].done = 1;
+	else if (gpu_reduce_module(&mf, lm.m, &items[0].ptx, NULL, NULL, &e) < 0) {
 		cmd_fail("%s", err_msg(&e));
 		goto out;
 	}
@@ -460,6 +516,17 @@ int cmd_check(int argc, char **argv)
 		const char *b = strrchr(it->path, '/');
 		it->name = xstrdup(b ? b + 1 : it->path);
 		it->verdict = -1;
+		if (rps) {
+			it->rp = &rps[i];
+			/* replay proved it: its verdict, nothing to run */
+			if (rps[i].kind == CR_IDENTICAL) {
+				it->by_replay = true;
+				it->done = 1;
+				it->status = GPU_OK;
+				it->verdict = 0;
+				continue;
+			}
+		}
 		Recipe r;
 		memset(&r, 0, sizeof r);
 		err_clear(&e);
@@ -482,7 +549,7 @@ int cmd_check(int argc, char **argv)
 	           PTHREAD_MUTEX_INITIALIZER, NULL};
 	size_t torun = 0;
 	for (size_t i = 0; i < nitems; i++)
-		torun += !items[i].error;
+		torun += !items[i].error && !items[i].done;
 	q.per_job = (unsigned)((torun + jobs - 1) / jobs);
 	if (q.per_job > 16)
 		q.per_job = 16; /* smaller batches: a fault costs less */
@@ -523,9 +590,12 @@ int cmd_check(int argc, char **argv)
 		cJSON_AddNumberToObject(doc, "recipes_in_layer", (double)recipes_total);
 		jitems = cJSON_AddArrayToObject(doc, "items");
 	}
-	for (size_t i = 0; i < nitems; i++) {
+	StrBuf note = STRBUF_INIT;
+	unsigned n_replay = 0;
+	for (size_t i = first; i < nitems; i++) {
 		CheckItem *it = &items[i];
 		const char *v = verdict_of(it);
+		n_replay += it->by_replay;
 		if (v[0] == 'D') {
 			if (i == 0)
 				n_err++; /* the original must reproduce the oracle */
@@ -543,7 +613,7 @@ int cmd_check(int argc, char **argv)
 			cJSON_AddStringToObject(j, "path", it->path);
 			cJSON_AddBoolToObject(j, "original", i == 0);
 			cJSON_AddStringToObject(j, "verdict", lv);
-			bool ran = it->done && it->status == GPU_OK;
+			bool ran = it->done && it->status == GPU_OK && !it->by_replay;
 			if (ran) {
 				cJSON_AddNumberToObject(j, "jit_seconds", it->jit_s);
 				cJSON_AddStringToObject(j, "frame_sha256", it->sha256);
@@ -562,9 +632,13 @@ int cmd_check(int argc, char **argv)
 				first_line(j, "message", it->diff.p, it->diff.n);
 			else
 				cJSON_AddNullToObject(j, "message");
+			if (rps)
+				replay_json(j, it);
 			cJSON_AddItemToArray(jitems, j);
 			continue;
 		}
+		if (it->by_replay)
+			continue; /* its line is replay's, above */
 		printf("%-32s %-9s", it->name, v);
 		if (it->done && it->status == GPU_OK) {
 			printf(" jit %.2fs", it->jit_s);
@@ -583,12 +657,18 @@ int cmd_check(int argc, char **argv)
 			const char *nl = strchr(it->diff.p, '\n');
 			printf("  %.*s", nl ? (int)(nl - it->diff.p) : (int)it->diff.n, it->diff.p);
 		}
+		if (replay_note(it, v, &note))
+			printf("  %s", note.p);
 		putchar('\n');
 	}
 	bool stale = items[0].done && items[0].status == GPU_OK && items[0].verdict == 1;
-	if (!json)
-		printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff, n_err,
-		       oracle_path);
+	if (!json && rps)
+		printf("%u identical (%u by replay), %u differ, %u errors (%s%s)\n", n_ok,
+		       n_replay, n_diff, n_err,
+		       first ? "no whole-module check; oracle " : "oracle ", oracle_path);
+	else if (!json)
+		printf("%u identical, %u differ, %u errors (oracle %s)\n", n_ok, n_diff,
+		       n_err, oracle_path);
 	if (stale && !json)
 		printf("the original's frame differs from the oracle: a stale oracle or changed "
 		       "inputs; no recipe's verdict can be trusted\n");
@@ -600,14 +680,18 @@ int cmd_check(int argc, char **argv)
 			xml_escape(o.f, layer);
 			if (sharded)
 				fprintf(o.f, " shard %u/%u", shard.i, shard.n);
-			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n", nitems, n_diff, n_err);
-			for (size_t i = 0; i < nitems; i++) {
+			fprintf(o.f, "\" tests=\"%zu\" failures=\"%u\" errors=\"%u\">\n",
+			        nitems - first, n_diff, n_err);
+			for (size_t i = first; i < nitems; i++) {
 				CheckItem *it = &items[i];
+				double secs = it->by_replay
+				                  ? (it->rp->ms[0] + it->rp->ms[1]) / 1000
+				                  : it->jit_s;
 				fprintf(o.f, "  <testcase classname=\"");
 				xml_escape(o.f, layer);
 				fprintf(o.f, "\" name=\"");
 				xml_escape(o.f, it->name);
-				fprintf(o.f, "\" time=\"%.3f\">", it->jit_s);
+				fprintf(o.f, "\" time=\"%.3f\">", secs);
 				if (it->error || !it->done || it->status != GPU_OK) {
 					fprintf(o.f, "<error message=\"%s\">", gpu_status_name(it->status));
 					xml_escape(o.f, it->error ? it->error : "not run");
@@ -617,6 +701,17 @@ int cmd_check(int argc, char **argv)
 					xml_escape(o.f, it->diff.p);
 					fprintf(o.f, "</failure>");
 				}
+				if (it->by_replay)
+					fprintf(o.f, "<system-out>decided by replay: "
+					             "IDENTICAL (proved: "
+					             "the phase's end state bit for "
+					             "bit)</system-out>");
+				else if (replay_note(it, verdict_of(it), &note)) {
+					fprintf(o.f, "<system-out>decided by the "
+					             "whole-module check; ");
+					xml_escape(o.f, note.p);
+					fprintf(o.f, "</system-out>");
+				}
 				fprintf(o.f, "</testcase>\n");
 			}
 			fprintf(o.f, "</testsuite>\n");
@@ -625,13 +720,23 @@ int cmd_check(int argc, char **argv)
 		} else
 			cmd_fail("%s", err_msg(&e));
 	}
-	rc = n_err ? EXIT_ERROR : n_diff || replay_worst ? EXIT_DIFFERS : EXIT_OK;
+	sb_release(&note);
+	rc = n_err ? EXIT_ERROR : n_diff ? EXIT_DIFFERS : EXIT_OK;
 	if (doc) {
 		cJSON_AddNumberToObject(doc, "identical", n_ok);
 		cJSON_AddNumberToObject(doc, "differ", n_diff);
 		cJSON_AddNumberToObject(doc, "errors", n_err);
 		cJSON_AddBoolToObject(doc, "stale_oracle", stale);
 		cmd_json_str_or_null(doc, "junit", junit);
+		if (rps) {
+			cJSON *r = cJSON_AddObjectToObject(doc, "replay");
+			cJSON_AddNumberToObject(r, "identical", rsum.identical);
+			cJSON_AddNumberToObject(r, "differ", rsum.differ);
+			cJSON_AddNumberToObject(r, "not_proved", rsum.not_proved);
+			cJSON_AddNumberToObject(r, "prepare_seconds", rsum.prepare_s);
+			cJSON_AddNumberToObject(r, "dump_seconds", rsum.dump_s);
+			cJSON_AddNumberToObject(r, "replay_seconds", rsum.replay_s);
+		}
 		cJSON_AddStringToObject(doc, "status", n_err ? "error" : "ok");
 		if (n_err)
 			cJSON_AddStringToObject(doc, "message",
@@ -649,6 +754,9 @@ out:
 		splice_result_release(&items[i].sr);
 	}
 	free(items);
+	for (size_t i = 0; i < nrps; i++)
+		check_replay_outcome_release(&rps[i]);
+	free(rps);
 	for (size_t i = 0; i < paths.n; i++)
 		free(paths.v[i]);
 	VEC_FREE(paths);

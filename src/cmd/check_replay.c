@@ -10,16 +10,21 @@
  * recipe, and in batches of at most 32 cuts, the batches' JITs side by
  * side), the state split per cut and cached as `replay` caches it.  Then
  * every replayable recipe in one child (one context, the layer opened
- * once): its module, both entries, the proof, the verdict.  A recipe the
- * plan refuses, whose proof fails, or whose replay fails is left to the
- * whole-module check (check.c), and the line says which was which.
+ * once): its module, both entries, the proof, the verdict.  Each recipe's
+ * outcome goes back to check.c: only a proved IDENTICAL is a verdict;
+ * a DIFFERS, a refusal, a failed proof or a failed replay leave the
+ * recipe to the whole-module check (check.c), and the lines say which was
+ * which.
  *
  * Decisions:
  *  - The replay verdict is the phase's contract (its live-outs and shared
  *    memory bit for bit), stricter than the frame: a difference the next
- *    epilogue rounds away is DIFFERS here.  The whole-module check stays
- *    the final word for a frame; a user who wants it for every recipe
- *    runs check without --replay.
+ *    epilogue rounds away is DIFFERS here and IDENTICAL in the frame.  So
+ *    IDENTICAL proves the frame (the rest of the kernel runs as it did on
+ *    the same state), DIFFERS does not: those recipes run whole too, the
+ *    frame decides their verdict, and a DIFFERS whose frame is IDENTICAL
+ *    is named as the case where the contract is stricter than the frame.
+ *    check --replay so gives the verdicts check gives, faster.
  */
 #include "check_replay.h"
 
@@ -284,11 +289,25 @@ static int dump_batches(const Manifest *mf, const Module *mo, const Func *fo,
 	return rc;
 }
 
+const char *check_replay_kind_name(CheckReplayKind k)
+{
+	static const char *const names[] = {"identical", "differs", "refused", "invalid",
+	                                    "failed"};
+	return names[k];
+}
+
+void check_replay_outcome_release(CheckReplayOutcome *o)
+{
+	free(o->message);
+	o->message = NULL;
+}
+
 int check_replay(const Manifest *mf, const Module *mo, char **paths, size_t n,
-                 const CheckReplayOpts *o, bool *proven, int *worst, Err *e)
+                 const CheckReplayOpts *o, CheckReplayOutcome *out,
+                 CheckReplaySummary *sum, Err *e)
 {
 	double t0 = now_seconds();
-	*worst = 0;
+	memset(sum, 0, sizeof *sum);
 	const Func *fo = mod_func_find(mo, str_c(mf->entry));
 	if (!fo)
 		return err_set(e, "no function '%s' in the module", mf->entry);
@@ -350,57 +369,75 @@ int check_replay(const Manifest *mf, const Module *mo, char **paths, size_t n,
 		items[which[k]].v = vs[k];
 	free(vs);
 	double t_run = now_seconds() - t2;
-	unsigned n_same = 0, n_diff = 0, n_whole = 0;
 	StrBuf dt = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		RItem *it = &items[i];
-		proven[i] = false;
+		CheckReplayOutcome *r = &out[i];
+		memset(r, 0, sizeof *r);
 		sb_reset(&dt);
-		if (it->error || it->refused) {
-			printf(
-			    "%-32s %-9s  replay %s: %s; the whole-module check decides\n",
-			    it->name, "WHOLE", it->error ? "failed" : "refused",
-			    it->error ? it->error : it->refused);
-			n_whole++;
-			continue;
-		}
 		const ReplayVerdict *v = &it->v;
-		if (!v->ran) {
-			printf("%-32s %-9s  replay failed: %s; the whole-module check "
-			       "decides\n",
-			       it->name, "WHOLE",
-			       v->message[0] ? v->message : (msg ? msg : "no result"));
-			n_whole++;
-			continue;
-		}
-		if (v->proof.any) {
+		if (it->error || it->refused) {
+			r->kind = it->error ? CR_FAILED : CR_REFUSED;
+			r->message = xstrdup(it->error ? it->error : it->refused);
+		} else if (!v->ran) {
+			r->kind = CR_FAILED;
+			r->message = xstrdup(v->message[0] ? v->message
+			                                   : (msg ? msg : "no result"));
+		} else if (v->proof.any) {
+			r->kind = CR_INVALID;
+			r->diff = v->proof;
 			replay_diff_text(&v->proof, &dt);
-			printf("%-32s %-9s  replay INVALID (the original's entry differs "
-			       "from the dump "
-			       "at %s); the whole-module check decides\n",
-			       it->name, "WHOLE", dt.p);
-			n_whole++;
-			continue;
-		}
-		proven[i] = true;
-		if (v->verdict.any) {
-			replay_diff_text(&v->verdict, &dt);
-			printf("%-32s %-9s  replay: first difference at %s\n", it->name,
-			       "DIFFERS", dt.p);
-			n_diff++;
-			*worst = 1;
+			r->message = xstrdup(dt.p);
 		} else {
+			r->kind = v->verdict.any ? CR_DIFFERS : CR_IDENTICAL;
+			r->ms[0] = v->ms[0];
+			r->ms[1] = v->ms[1];
+			if (v->verdict.any) {
+				r->diff = v->verdict;
+				replay_diff_text(&v->verdict, &dt);
+				r->message = xstrdup(dt.p);
+			}
+		}
+		if (r->kind == CR_IDENTICAL)
+			sum->identical++;
+		else if (r->kind == CR_DIFFERS)
+			sum->differ++;
+		else
+			sum->not_proved++;
+		if (o->quiet)
+			continue;
+		switch (r->kind) {
+		case CR_IDENTICAL:
 			printf("%-32s %-9s  replay (proved), %.3f ms original, %.3f ms "
 			       "spliced\n",
-			       it->name, "IDENTICAL", v->ms[0], v->ms[1]);
-			n_same++;
+			       it->name, "IDENTICAL", r->ms[0], r->ms[1]);
+			break;
+		case CR_DIFFERS:
+			printf("%-32s %-9s  replay: first difference at %s; the "
+			       "whole-module check decides the frame\n",
+			       it->name, "DIFFERS", r->message);
+			break;
+		case CR_INVALID:
+			printf("%-32s %-9s  replay INVALID (the original's entry differs "
+			       "from the dump at %s); the whole-module check decides\n",
+			       it->name, "WHOLE", r->message);
+			break;
+		default:
+			printf("%-32s %-9s  replay %s: %s; the whole-module check "
+			       "decides\n",
+			       it->name, "WHOLE",
+			       r->kind == CR_REFUSED ? "refused" : "failed", r->message);
 		}
 	}
 	sb_release(&dt);
-	printf("replay: %u identical, %u differ (the phase's contract), %u left to the "
-	       "whole-module "
-	       "check; prepare %.2f s, dump %.2f s, replays %.2f s\n",
-	       n_same, n_diff, n_whole, t_prep, t_dump, t_run);
+	sum->prepare_s = t_prep;
+	sum->dump_s = t_dump;
+	sum->replay_s = t_run;
+	if (!o->quiet)
+		printf("replay: %u identical, %u differ (the phase's contract), %u not "
+		       "proved; prepare %.2f s, dump %.2f s, replays %.2f s\n",
+		       sum->identical, sum->differ, sum->not_proved, t_prep, t_dump,
+		       t_run);
 	rc = 0;
 out:
 	for (size_t i = 0; i < n; i++) {

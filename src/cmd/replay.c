@@ -12,7 +12,11 @@
  * The run: the state (cached beside the image cache, or dumped now), the
  * replay module's two entries, the proof (the original's entry reproduces
  * the dumped end state) and the verdict; exit 0 identical, 1 differs, 2
- * error, refused or invalid.  --plan prints the state plan (exit 1 when it
+ * error, refused or invalid.  --frame: after a DIFFERS (the phase's
+ * contract, stricter than the frame), the whole-module check of the recipe
+ * as `check LAYER RECIPE` runs it (cmd_check itself, not a copy of it),
+ * whose verdict is then the exit status, and a line saying whether the
+ * frame differs too.  --plan prints the state plan (exit 1 when it
  * refuses the cut); --emit writes the replay module.  Neither needs a GPU.
  */
 #include "replay/replay.h"
@@ -33,7 +37,7 @@
 
 static const char *const usage[] = {
     "replay LAYER --phase N [--recipe FILE | --variant NAME] [--no-cache] "
-    "[--timeout S] [--json]",
+    "[--timeout S] [--frame | --json]",
     "replay LAYER --phase N [--recipe FILE | --variant NAME] --plan [--json]",
     "replay LAYER --phase N [--recipe FILE | --variant NAME] --emit FILE "
     "[--dump-module FILE] [--check=ptxas] [--json]",
@@ -42,8 +46,9 @@ static const char *const usage[] = {
 
 /* The replay on the GPU: the state (cached, or dumped now), both entries,
  * the proof and the verdict.  Returns the exit status, or -1 with e set. */
-static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan,
-                      const Module *mo, bool no_cache, double timeout, bool json, Err *e)
+static int run_replay(const Manifest *mf, bool frame, ReplayCut *cut,
+                      const ReplayPlan *plan, const Module *mo, bool no_cache,
+                      double timeout, bool json, Err *e)
 {
 	double t0 = now_seconds();
 	if (plan->nrefused)
@@ -162,11 +167,15 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 		if (verdict.any)
 			sb_addf(&o, ": first difference at %s", dt.p);
 		if (verdict.any)
-			sb_adds(&o, "\ncontract:  the phase's end state, bit for bit: "
-			            "stricter than the "
-			            "frame (a difference a later epilogue rounds away is "
-			            "DIFFERS here; "
-			            "the main job decides for the frame)");
+			sb_addf(
+			    &o,
+			    "\ncontract:  the phase's end state, bit for bit: stricter "
+			    "than the frame (a difference a later epilogue rounds away "
+			    "is DIFFERS here; the main job decides for the frame)\n"
+			    "frame:     %s",
+			    frame ? "the whole-module check of the recipe follows"
+			          : "not checked (--frame runs the whole-module check of "
+			            "the recipe)");
 		sb_addf(&o, "\nwall:      %.2f s\n", wall);
 		fputs(o.p, stdout);
 	} else {
@@ -179,22 +188,7 @@ static int run_replay(const Manifest *mf, ReplayCut *cut, const ReplayPlan *plan
 		cJSON_AddBoolToObject(j, "proved", !proof.any);
 		if (proof.any || verdict.any) {
 			const ReplayDiff *d = proof.any ? &proof : &verdict;
-			cJSON *x = cJSON_AddObjectToObject(j, "first_difference");
-			cJSON_AddStringToObject(x, "in", d->where);
-			cJSON *b = cJSON_AddArrayToObject(x, "block");
-			for (int i = 0; i < 3; i++)
-				cJSON_AddItemToArray(b, cJSON_CreateNumber(d->block[i]));
-			if (!strcmp(d->where, "register")) {
-				cJSON_AddNumberToObject(x, "warp", d->warp);
-				cJSON_AddNumberToObject(x, "lane", d->lane);
-				if (d->ulps != PROBE_DIST_NAN)
-					cJSON_AddNumberToObject(x, "ulps",
-					                        (double)d->ulps);
-			}
-			cJSON_AddStringToObject(x, "what", d->what);
-			cJSON_AddStringToObject(x, "original", d->a);
-			cJSON_AddStringToObject(x, "other", d->b);
-			cJSON_AddNumberToObject(x, "count", (double)d->count);
+			cJSON_AddItemToObject(j, "first_difference", replay_diff_json(d));
 		}
 		cJSON_AddStringToObject(j, "device", run.device);
 		cJSON_AddNumberToObject(j, "jit_seconds", run.replay_jit_s);
@@ -218,13 +212,51 @@ out:
 	return rc;
 }
 
+/*
+ * --frame after a DIFFERS: the whole-module check of the recipe, check's
+ * own (its lines follow replay's), then whether the frame differs too.
+ * Returns check's exit status: the frame's verdict.
+ */
+static int frame_check(const char *layer, const char *rpath, const char *corpus,
+                       bool no_cache, double timeout)
+{
+	char secs[32];
+	snprintf(secs, sizeof secs, "%g", timeout);
+	char *av[10];
+	int n = 0;
+	av[n++] = (char *)"check";
+	av[n++] = (char *)layer;
+	av[n++] = (char *)rpath;
+	av[n++] = (char *)"--timeout";
+	av[n++] = secs;
+	if (corpus) {
+		av[n++] = (char *)"--corpus";
+		av[n++] = (char *)corpus;
+	}
+	if (no_cache)
+		av[n++] = (char *)"--no-cache";
+	av[n] = NULL;
+	fflush(stdout);
+	int rc = cmd_check(n, av);
+	fflush(stdout);
+	if (rc == EXIT_OK)
+		printf("frame:     IDENTICAL, replay DIFFERS: the phase contract is "
+		       "stricter "
+		       "than the frame\n");
+	else if (rc == EXIT_DIFFERS)
+		printf("frame:     DIFFERS, as replay does\n");
+	else
+		printf("frame:     no verdict (the whole-module check failed)\n");
+	return rc;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	unsigned phase = 0;
 	const char *recipe = NULL, *variant = NULL, *corpus = NULL, *emit = NULL;
 	const char *dump_out = NULL;
 	const char *check = "none";
-	bool plan_only = false, json = false, no_cache = false;
+	bool plan_only = false, json = false, no_cache = false, frame = false;
 	double timeout = 120;
 	OptArch arch_o = {0};
 	const Opt opts[] = {
@@ -246,6 +278,9 @@ int cmd_replay(int argc, char **argv)
 	             "take the state again and compile without the image cache"),
 	    OPT_CALLBACK(0, "timeout", &timeout, "S", opt_seconds,
 	                 "limit for the replay's launches (default 120)"),
+	    OPT_FLAG(0, "frame", &frame,
+	             "after a DIFFERS, the whole-module check of the recipe: the frame "
+	             "decides"),
 	    OPT_FLAG(0, "json", &json, "one JSON object on standard output"),
 	    OPT_END(),
 	};
@@ -262,7 +297,9 @@ int cmd_replay(int argc, char **argv)
 		rc = opt_conflict(&op, "plan", "emit");
 	if (!rc && (plan_only || emit))
 		rc = opt_conflicts(&op, plan_only ? "plan" : "emit", "no-cache",
-		                   "timeout", NULL);
+		                   "timeout", "frame", NULL);
+	if (!rc)
+		rc = opt_conflict(&op, "frame", "json");
 	if (!rc)
 		rc = opt_needs(&op, "check", "emit");
 	if (!rc)
@@ -362,13 +399,14 @@ int cmd_replay(int argc, char **argv)
 				    module_path);
 				goto fail;
 			}
-			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay", &pc,
-			                        &log, &e);
+			ptxas_rc = splice_ptxas(mod.p, mod.n, arch, NULL, NULL, "replay",
+			                        &pc, &log, &e);
 			if (ptxas_rc < 0)
 				goto fail;
 			if (!json)
 				fprintf(stderr, "ptxas:     -arch=%s: %s%s\n", arch,
-				        ptxas_rc ? "REJECTED" : "ok", cmd_ptxas_cached(&pc));
+				        ptxas_rc ? "REJECTED" : "ok",
+				        cmd_ptxas_cached(&pc));
 			if (log.n && !json)
 				fprintf(stderr, "%s", log.p);
 		}
@@ -382,9 +420,12 @@ int cmd_replay(int argc, char **argv)
 			cmd_fail("replay: ptxas rejects the replay module (written for "
 			         "inspection)");
 	} else if (!plan_only) {
-		rc = run_replay(&mf, &cut, &plan, lm.m, no_cache, timeout, json, &e);
+		rc = run_replay(&mf, frame, &cut, &plan, lm.m, no_cache, timeout, json,
+		                &e);
 		if (rc < 0)
 			goto fail;
+		if (frame && rc == EXIT_DIFFERS)
+			rc = frame_check(argv[0], rpath, corpus, no_cache, timeout);
 		goto done;
 	} else {
 		rc = plan.nrefused ? EXIT_DIFFERS : EXIT_OK;

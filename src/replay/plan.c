@@ -36,8 +36,11 @@
  *    cut that no state at its start holds: refused.  So are, inside a cut,
  *    atomics (their result depends on other blocks), mbarrier and
  *    asynchronous copies, calls, local memory (spills: per-thread state the
- *    dump does not take) and texture or surface accesses (arrays are not
- *    taken).
+ *    dump does not take) and surface accesses (arrays are not taken).
+ *  - A texture fetch replays when its object is a texture field of the
+ *    launch over an array the manifest binds no surface to: nothing can
+ *    write such an array, so it holds the layer's initial contents at every
+ *    cut, and the replay's layer has the same; any other fetch is refused.
  *  - Pointer-valued live-ins are rebased (replay.h says how and why); the
  *    walk that classifies them is memoised per defining statement.
  */
@@ -321,7 +324,8 @@ static Val val_of_reg(Walk *w, uint32_t use, uint32_t reg)
 	uint32_t defs[64];
 	uint32_t nd = df_reaching_defs(w->df, use, reg, defs, 64, NULL);
 	if (nd > 64)
-		return val_refuse(use, "more definitions reach it than replay follows");
+		return val_refuse(use, "reads it where more definitions reach it than "
+		                       "replay follows");
 	Val v = val_data();
 	bool any = false;
 	for (uint32_t i = 0; i < nd; i++) {
@@ -331,7 +335,9 @@ static Val val_of_reg(Walk *w, uint32_t use, uint32_t reg)
 		if (!any)
 			v = x;
 		else if (!same_base(&v, &x))
-			return val_refuse(use, "definitions of different bases reach it");
+			return val_refuse(use,
+			                  "reads it where definitions of different bases "
+			                  "reach it (a loop or a join of two addresses)");
 		any = true;
 	}
 	return v;
@@ -526,6 +532,13 @@ static void check_flow(ReplayPlan *p, const Module *m, const Func *f, uint32_t f
 			                        : "a branch leaving the cut",
 			       (int)t.n, t.p, (long long)to,
 			       to < (int64_t)first ? "before" : "after");
+		else if (in && to == (int64_t)first)
+			refuse(p, m, f, i, spliced,
+			       "a loop back edge to the cut's first statement ('%.*s'): "
+			       "the state at the cut's start would be taken on every "
+			       "iteration; start the cut before the loop's label (a "
+			       "whole loop inside the cut replays)",
+			       (int)t.n, t.p);
 		else if (!in && to_in && to != (int64_t)first)
 			refuse(p, m, f, i, spliced,
 			       "a branch from outside enters the cut at '%.*s' (s%lld)",
@@ -677,11 +690,50 @@ static int64_t kernel_writes(const ReplayRequest *q, int buf, Str sym)
 	return -1;
 }
 
+/*
+ * A texture fetch at statement i whose object is a parameter field of the
+ * launch over an array the manifest binds no surface to: no kernel can
+ * write that array, so at every cut it holds what the layer initialised,
+ * as the replay's own layer does, and the fetch reads the same texels
+ * (the object itself is a field: rebased, or loaded in the cut from the
+ * replay's parameter block).  Returns the array's index, or -1 for
+ * anything else: a .texref, a handle the walk cannot place, an array some
+ * surface may write.
+ */
+static int tex_unwritten(const ReplayRequest *q, Walk *w, uint32_t i)
+{
+	const Module *m = w->m;
+	const Stmt *s = func_stmt(m, w->f, i);
+	if ((s->op != OP_TEX && s->op != OP_TLD4) || s->nopd < 2)
+		return -1;
+	uint32_t ai = stmt_opd_index(m, s, 1);
+	const Operand *a = &m->opds.v[ai];
+	if (a->kind != OPD_ADDR || !a->sub || m->opds.v[ai + 1].kind != OPD_REG)
+		return -1;
+	Val v = val_of_opd(w, i, ai + 1);
+	if (v.kind != RV_PARAM || v.param_off < 0)
+		return -1;
+	int64_t off = param_start(m, w->f, v.sym);
+	if (off < 0)
+		return -1;
+	off += v.param_off;
+	for (size_t k = 0; k < q->launch->nfields; k++) {
+		const MfField *fl = &q->launch->fields[k];
+		if (fl->kind == MF_P_TEXTURE && fl->offset == off && fl->ref >= 0 &&
+		    (size_t)fl->ref < q->mf->narrays)
+			return q->mf->arrays[fl->ref].surface ? -1 : fl->ref;
+	}
+	return -1;
+}
+
 static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
                          uint32_t first, uint32_t last, bool spliced)
 {
 	const Module *m = df_module(df);
 	const Func *f = df_func(df);
+	Walk tw = {df, m, f, NULL, NULL, 0}; /* the texture objects' */
+	tw.memo = xcalloc(f->nstmt + 1, sizeof(Val));
+	tw.state = xcalloc(f->nstmt + 1, 1);
 	for (uint32_t i = first; i <= last; i++) {
 		const Stmt *s = func_stmt(m, f, i);
 		MemEffect me = df_mem_effect(df, i);
@@ -729,10 +781,24 @@ static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
 				       store ? "writes" : "reads");
 				continue;
 			}
+			int ta = sp == SP_TEX && !store ? tex_unwritten(q, &tw, i) : -1;
+			if (ta >= 0) { /* an array no kernel writes: the layer's */
+				push_int(&p->textures, ta);
+				continue;
+			}
 			if (sp == SP_TEX || sp == SP_SURF) {
 				refuse(p, m, f, i, spliced,
-				       "a %s access: arrays are not part of the state",
-				       sp == SP_TEX ? "texture" : "surface");
+				       sp == SP_TEX ? "a texture fetch replay cannot "
+				                      "place: its object is "
+				                      "no texture field of the launch "
+				                      "over an array no "
+				                      "surface writes (arrays are not "
+				                      "part of the state)"
+				                    : "a surface access: arrays are not "
+				                      "part of the state "
+				                      "(neither taken at the cut's start "
+				                      "nor compared at "
+				                      "its end)");
 				continue;
 			}
 			int buf;
@@ -779,6 +845,8 @@ static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
 				push_int(&p->buffers_in, buf);
 		}
 	}
+	free(tw.memo);
+	free(tw.state);
 }
 
 /* ---- 5. shared memory -----------------------------------------------------------------
@@ -959,6 +1027,7 @@ void replay_plan_release(ReplayPlan *p)
 	VEC_FREE(p->shared);
 	VEC_FREE(p->access);
 	VEC_FREE(p->buffers_in);
+	VEC_FREE(p->textures);
 	VEC_FREE(p->buffers_out);
 	sb_release(&p->refused);
 	memset(p, 0, sizeof *p);

@@ -68,6 +68,13 @@ void replay_plan_text(const ReplayPlan *p, const Manifest *mf, StrBuf *o)
 		sb_addf(o, "  %ss%u %s %s\n", a->spliced ? "spliced " : "", a->stmt,
 		        a->store ? "writes" : "reads", a->what);
 	}
+	if (p->textures.n) {
+		sb_adds(o, "textures: ");
+		for (size_t i = 0; i < p->textures.n; i++)
+			sb_addf(o, " %s", mf->arrays[p->textures.v[i]].name);
+		sb_adds(o, " (no surface is bound to it: the layer's contents at every "
+		           "cut)\n");
+	}
 	if (p->barriers)
 		sb_addf(o, "barriers:  %u in the cuts (whole blocks replay)\n",
 		        p->barriers);
@@ -143,6 +150,10 @@ cJSON *replay_plan_json(const ReplayPlan *p, const Manifest *mf)
 	for (size_t i = 0; i < p->buffers_out.n; i++)
 		cJSON_AddItemToArray(
 		    bo, cJSON_CreateString(mf->buffers[p->buffers_out.v[i]].name));
+	cJSON *tx = cJSON_AddArrayToObject(o, "textures");
+	for (size_t i = 0; i < p->textures.n; i++)
+		cJSON_AddItemToArray(
+		    tx, cJSON_CreateString(mf->arrays[p->textures.v[i]].name));
 	cJSON_AddNumberToObject(o, "barriers", p->barriers);
 	cJSON *rf = cJSON_AddArrayToObject(o, "refused");
 	const char *s = p->refused.p ? p->refused.p : "";

@@ -115,7 +115,10 @@ typedef struct {
 	VEC(ReplayAccess) access; /* global reads and writes of both cuts */
 	VEC(int) buffers_in;      /* buffers taken whole at the launch's start */
 	VEC(int) buffers_out;     /* buffers the cuts write (compared whole) */
-	uint32_t barriers;        /* bar.sync / barrier statements in the cuts */
+	VEC(int)
+	textures;          /* arrays the cuts fetch through a texture, which
+	                      no surface writes (the layer's contents) */
+	uint32_t barriers; /* bar.sync / barrier statements in the cuts */
 	/* what replay cannot do: one line each ("s7771 (line 13185): ..."); the
 	 * plan is replayable when it is empty */
 	StrBuf refused;
@@ -374,5 +377,8 @@ void replay_compare(const ReplayPlan *plan, const ProbePlan *dp, const Manifest 
                     const ReplayEnd *orig, const ReplayEnd *spl, ReplayDiff *out);
 /* "block (3,1,0) warp 2 lane 17 register %r2849: 0x3c00... vs ..., 1 ulp" */
 void replay_diff_text(const ReplayDiff *d, StrBuf *out);
+/* The same as a JSON object: in, block, [warp, lane, ulps: registers], what,
+ * original, other, count (the man page's first_difference). */
+struct cJSON *replay_diff_json(const ReplayDiff *d);
 
 #endif

@@ -20,6 +20,7 @@
  */
 #include "replay/replay.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,4 +150,24 @@ void replay_diff_text(const ReplayDiff *d, StrBuf *o)
 		sb_addf(o, "%s: %s vs %s", d->what, d->a, d->b);
 	sb_addf(o, "; %llu %s differ", (unsigned long long)d->count,
 	        !strcmp(d->where, "register") ? "values" : "bytes");
+}
+
+cJSON *replay_diff_json(const ReplayDiff *d)
+{
+	cJSON *x = cJSON_CreateObject();
+	cJSON_AddStringToObject(x, "in", d->where);
+	cJSON *b = cJSON_AddArrayToObject(x, "block");
+	for (int i = 0; i < 3; i++)
+		cJSON_AddItemToArray(b, cJSON_CreateNumber(d->block[i]));
+	if (!strcmp(d->where, "register")) {
+		cJSON_AddNumberToObject(x, "warp", d->warp);
+		cJSON_AddNumberToObject(x, "lane", d->lane);
+		if (d->ulps != PROBE_DIST_NAN)
+			cJSON_AddNumberToObject(x, "ulps", (double)d->ulps);
+	}
+	cJSON_AddStringToObject(x, "what", d->what);
+	cJSON_AddStringToObject(x, "original", d->a);
+	cJSON_AddStringToObject(x, "other", d->b);
+	cJSON_AddNumberToObject(x, "count", (double)d->count);
+	return x;
 }

@@ -15,6 +15,11 @@
 #   smoke_oracle DIR K   rewrites the oracle as the kernel would make it with
 #                        k = K (90 is the launch's own) and the manifest's
 #                        sha256 with it: K != 90 is a stale oracle
+#   enc4_zero_layer DIR  a repository in DIR whose layer enc4 is the real one
+#                        (its manifest, module, weights, templates, fixtures:
+#                        links into $TOP) but for the oracle, the all-zero
+#                        frame the stand-in makes of enc4 (it runs no PTX), so
+#                        a whole-module check of enc4 can pass on the stand-in
 #
 # The oracle is computed here from the stand-in's rule (byte i = 7 i + k),
 # not by the tool.
@@ -38,6 +43,21 @@ open(sys.argv[1], "wb").write(bytes(((i * 7 + k) & 255) for i in range(1024)))
 ' "$dir/corpus/smoke/oracle.frame" "$k" || fail "cannot write the oracle"
 	sha=$(sha256sum "$dir/corpus/smoke/oracle.frame" | cut -d" " -f1)
 	sed -i "s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$sha\"/" "$dir/recipes/smoke/layer.json"
+}
+
+enc4_zero_layer() {
+	local dir=$1 f sha
+	mkdir -p "$dir/recipes/enc4" "$dir/corpus/enc4" "$dir/tests" || fail "cannot make $dir"
+	for f in "$TOP"/corpus/enc4/*; do
+		[ "${f##*/}" = oracle.frame ] || ln -s "$f" "$dir/corpus/enc4/" || fail "cannot link $f"
+	done
+	ln -s "$TOP/ptx" "$dir/ptx" && ln -s "$TOP/tests/fixtures" "$dir/tests/fixtures" ||
+		fail "cannot link ptx and tests/fixtures into $dir"
+	cp "$TOP"/recipes/enc4/*.json "$dir/recipes/enc4/" || fail "cannot copy enc4's recipes"
+	head -c 341184 /dev/zero >"$dir/corpus/enc4/oracle.frame"
+	sha=$(sha256sum "$dir/corpus/enc4/oracle.frame" | cut -d" " -f1)
+	sed -i "s/\"sha256\": \"[0-9a-f]*\"}/\"sha256\": \"$sha\"}/" "$dir/recipes/enc4/layer.json"
+	grep -q "$sha" "$dir/recipes/enc4/layer.json" || fail "enc4_zero_layer: the oracle's sha256 is not in the manifest"
 }
 
 # smoke_manifest DIR : DIR/recipes/smoke/layer.json, one launch of `pattern`

@@ -43,6 +43,17 @@ expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json"
 expect_grep "^proof: +replay reproduces the original phase" "$T/out"
 expect_grep "^verdict: +DIFFERS: first difference at block \(6,4,0\) warp 1 lane 17 register %r2849: .* vs .*, 1 ulp; 1 values differ$" "$T/out"
 expect_grep "^contract: +the phase's end state, bit for bit: stricter than the frame" "$T/out"
+expect_grep "^frame: +not checked \(--frame runs the whole-module check of the recipe\)$" "$T/out"
+! grep -q "^(original)" "$T/out" || fail "a whole-module check ran without --frame"
+# --frame: check's own whole-module run follows; here the stand-in's frame
+# is not the layer's oracle, so the frame gets no verdict (exit 2)
+expect_rc 2 "$D4R" replay enc4 --recipe "$T/flip.json" --frame
+expect_grep "^frame: +the whole-module check of the recipe follows$" "$T/out"
+expect_grep "^\(original\) +DIFFERS " "$T/out"
+expect_grep "^frame: +no verdict \(the whole-module check failed\)$" "$T/out"
+expect_rc 2 "$D4R" replay enc4 --recipe "$T/flip.json" --frame --json
+expect_grep "cannot be used with" "$T/err"
+expect_rc 2 "$D4R" replay enc4 --phase 8 --plan --frame
 expect_rc 1 "$D4R" replay enc4 --recipe "$T/flip.json" --json
 python3 - "$T/out" <<'PY' || fail "replay --json of a difference"
 import json, sys
@@ -67,4 +78,13 @@ echo "// mock: probe-flip %r2849 3 4" >>"$T/corpus/enc4/enc4.ptx"
 expect_rc 2 "$D4R" replay enc4 --phase 8 --corpus "$T/corpus"
 expect_grep "^proof: +the original's entry does not reproduce the dumped end state: block \(0,0,0\) warp 3 lane 4 register %r2849" "$T/out"
 expect_grep "^verdict: +INVALID$" "$T/out"
+
+# tests/fixtures/replay's cuts layer (a bar.sync, a whole loop inside the
+# cut), the flow scripts/gpu-replay runs on the GPU: dumped, proved
+cd "$TOP/tests/fixtures/replay" || exit 1
+for r in barrier loop; do
+	expect_rc 0 "$D4R" replay cuts --recipe recipes/cuts/$r.json
+	expect_grep "^proof: +replay reproduces the original phase" "$T/out"
+	expect_grep "^verdict: +IDENTICAL$" "$T/out"
+done
 test_done

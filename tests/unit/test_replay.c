@@ -226,7 +226,8 @@ static void test_replay__addresses_rebased(void **state)
 	                       "ld.global.u32 %r6, [%rd6];\nld.shared.u32 %r7, [%r4];\n"
 	                       "add.s32 %r8, %r6, %r7;\nst.global.u32 [%rd7], %r8;\n"));
 	StrBuf log = STRBUF_INIT;
-	int pr = splice_ptxas(mod.p, mod.n, "sm_90a", NULL, NULL, "replay", NULL, &log, &e);
+	int pr =
+	    splice_ptxas(mod.p, mod.n, "sm_90a", NULL, NULL, "replay", NULL, &log, &e);
 	if (pr > 0)
 		fail_msg("ptxas rejects the replay module:\n%s\n%s", log.p, mod.p);
 	sb_reset(&log);
@@ -246,8 +247,9 @@ static void test_replay__addresses_rebased(void **state)
 }
 
 /* A loop wholly inside replays (s12-s16); one whose back edge leaves the cut
- * does not, and neither does a cut that ends in a branch (the dump cannot
- * store after it). */
+ * does not, nor one whose back edge returns to the cut's first statement,
+ * and neither does a cut that ends in a branch (the dump cannot store
+ * after it). */
 static void test_replay__loops(void **state)
 {
 	(void)state;
@@ -264,6 +266,13 @@ static void test_replay__loops(void **state)
 	plan_of(&x, "k", 12, 15);
 	assert_true(
 	    refused(&x, "s15 (line 30): the dump cannot store the state after it"));
+	fix_release(&x);
+	/* a cut that starts at the loop's header: its back edge returns to the
+	 * cut's first statement, where the dump would record every iteration */
+	plan_of(&x, "k", 13, 16);
+	assert_true(refused(&x, "s15 (line 30): a loop back edge to the cut's first "
+	                        "statement ('$L_loop'): the state at the cut's start "
+	                        "would be taken on every iteration"));
 	fix_release(&x);
 }
 
