@@ -6,7 +6,8 @@
 #     region is which): a bar.sync inside (replays), a whole loop inside with
 #     a predicate live-in (replays), a cut from the loop's label (its back
 #     edge returns to the cut's first statement), one from inside the loop
-#     (its back edge leaves the cut), a live-in address selected between two
+#     (it holds the back edge, not the header: the loop cut in two, refused
+#     when the recipe is read), a live-in address selected between two
 #     buffers (cannot be rebased);
 #   - enc4: a statement range around a bar.sync and phase 60 with its
 #     epilogue (two bar.sync, shared staging, the plane scatter) replay;
@@ -63,8 +64,11 @@ expect_grep "^s29 \(line 67\): a loop back edge to the cut's first statement \('
 expect_rc 2 "$D4R" replay cuts --recipe recipes/cuts/loop-label.json --emit "$T/never.ptx"
 [ ! -e "$T/never.ptx" ] || fail "a refused cut wrote its replay module"
 
-plan inside 1 cuts --recipe recipes/cuts/loop-inside.json
-expect_grep "^s29 \(line 67\): a loop back edge leaving the cut: a branch to '\\\$L__loop' \(s26\) before the cut$" "$T/inside"
+# a cut that holds the loop's back edge but not its header cuts the loop
+# in two: refused when the recipe is read (exit 2), before any plan
+plan inside 2 cuts --recipe recipes/cuts/loop-inside.json
+expect_grep "cut\.stmts: the cut s27\.\.s30 cuts a loop in two: it holds s27 of the loop s26\.\.s29 but not s26" "$T/err"
+expect_grep "cuts\.ptx:67:2: the loop's back edge s29 '@%p2 bra \\\$L__loop;'" "$T/err"
 
 plan bases 1 cuts --recipe recipes/cuts/two-bases.json
 expect_grep "^s31 \(line 69\): live-in '%rd8' cannot be rebased: this statement selects between values of different bases$" "$T/bases"
