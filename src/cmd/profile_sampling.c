@@ -28,8 +28,8 @@
  *    modules run the same launches the same number of times at the same
  *    period, so samples count time (on every SM, summed).
  */
-#include "profile_internal.h"
 #include "gpu/layer.h"
+#include "profile_internal.h"
 #include "sample/run.h"
 
 #include <math.h>
@@ -55,8 +55,8 @@ void prof_sampled_release(ProfSampled *s)
 }
 
 /* The .loc text of module m's entry f, reduced as the plain one is. */
-static int loc_text(Prof *p, const Module *m, const Func *f, const char *name, StrBuf *out,
-                    Err *e)
+static int loc_text(Prof *p, const Module *m, const Func *f, const char *name,
+                    StrBuf *out, Err *e)
 {
 	StrBuf loc = STRBUF_INIT;
 	sample_loc_text(m, f, &loc);
@@ -131,7 +131,8 @@ int profile_sampling_take(Prof *p, ProfSampled *s, Err *e)
 	if (sample_run(&job, &run, e) < 0)
 		goto out;
 	if (run.status != GPU_OK) {
-		rc = not_taken(p, s, run.message ? run.message : "the sampled run failed", e);
+		rc = not_taken(p, s, run.message ? run.message : "the sampled run failed",
+		               e);
 		goto out;
 	}
 	/* 3. the map of each image that ran, and the regions */
@@ -149,12 +150,16 @@ int profile_sampling_take(Prof *p, ProfSampled *s, Err *e)
 		SampleModuleResult *mr = &run.mods[k], *plain = &jit.mods[k];
 		const unsigned char *t;
 		size_t tl;
-		if (sample_same_stream(mr->image, mr->image_len, plain->image, plain->image_len, entry,
-		                       &s->same[k], &s->first_diff[k], e) < 0 ||
-		    sample_cubin_text(plain->image, plain->image_len, entry, &t, &tl, e) < 0 ||
-		    sample_map(mr->image, mr->image_len, entry, fns[k]->nstmt, &map[k], e) < 0 ||
+		if (sample_same_stream(mr->image, mr->image_len, plain->image,
+		                       plain->image_len, entry, &s->same[k],
+		                       &s->first_diff[k], e) < 0 ||
+		    sample_cubin_text(plain->image, plain->image_len, entry, &t, &tl, e) <
+		        0 ||
+		    sample_map(mr->image, mr->image_len, entry, fns[k]->nstmt, &map[k],
+		               e) < 0 ||
 		    sample_profile(&mr->pcs, &map[k], reg[k], nph, &s->prof[k], e) < 0) {
-			err_set(e, "the %s module's samples: %s", mod_name[k], err_msg(e));
+			err_set(e, "the %s module's samples: %s", mod_name[k],
+			        err_msg(e));
 			goto out;
 		}
 		s->n_plain[k] = tl / SAMPLE_INSN_BYTES;
@@ -211,19 +216,23 @@ static double probe_share(const Prof *p, const ProfResult *pr, size_t r, size_t 
 	for (size_t i = 0; i < p->po.phases.n; i++) {
 		if (p->po.phases.v[i].phase != ph)
 			continue;
-		const ProfStat *st = r % 2 ? &pr->phases[i].phase : &pr->phases[i].epilogue;
+		const ProfStat *st =
+		    r % 2 ? &pr->phases[i].phase : &pr->phases[i].epilogue;
 		return st->n ? st->mean / pr->kernel.mean * 100 : -1;
 	}
 	return -1;
 }
 
-static void reasons_text(const SampleProfile *sp, const SamplePcs *pcs, size_t r, StrBuf *sb)
+static void reasons_text(const SampleProfile *sp, const SamplePcs *pcs, size_t r,
+                         StrBuf *sb)
 {
 	size_t top[TOP_REASONS];
 	size_t n = sample_top_reasons(sp, r, top, TOP_REASONS);
 	for (size_t i = 0; i < n; i++)
-		sb_addf(sb, "%s%s %.0f%%", i ? ", " : "", sample_reason_short(pcs->reason[top[i]]),
-		        (double)sp->row[r].reason[top[i]] / (double)sp->row[r].samples * 100);
+		sb_addf(sb, "%s%s %.0f%%", i ? ", " : "",
+		        sample_reason_short(pcs->reason[top[i]]),
+		        (double)sp->row[r].reason[top[i]] / (double)sp->row[r].samples *
+		            100);
 	if (!n)
 		sb_adds(sb, "-");
 }
@@ -233,59 +242,72 @@ void profile_sampling_text(const Prof *p, const ProfSampled *s, const ProfResult
 {
 	if (!s->taken) {
 		if (s->why)
-			printf("  sampling  not taken: %s; the probes' figures above are all there "
+			printf("  sampling  not taken: %s; the probes' figures above are "
+			       "all there "
 			       "is\n",
 			       s->why);
 		return;
 	}
 	const SampleProfile *o = &s->prof[0], *sp = &s->prof[1];
 	size_t nph = o->nphases;
-	printf("  sampling  CUPTI PC sampling of the unmodified modules, JIT-compiled with line "
+	printf("  sampling  CUPTI PC sampling of the unmodified modules, JIT-compiled "
+	       "with line "
 	       "information: every 2^%u cycles, %u runs each\n",
 	       s->pcs[0].period, s->pcs[0].runs);
 	for (int k = 0; k < 2; k++) {
 		const char *lead = k ? "          " : "  .loc    ";
 		if (s->same[k])
-			printf("%s %-8s: %zu SASS instructions, the same with and without the .loc "
+			printf("%s %-8s: %zu SASS instructions, the same with and "
+			       "without the .loc "
 			       "lines\n",
 			       lead, mod_name[k], s->prof[k].insns);
 		else
-			printf("%s %-8s: the .loc lines CHANGED the code (%zu instructions with them, "
-			       "%zu without, first difference at instruction %zu): the samples are of "
+			printf("%s %-8s: the .loc lines CHANGED the code (%zu "
+			       "instructions with them, "
+			       "%zu without, first difference at instruction %zu): the "
+			       "samples are of "
 			       "the build with them\n",
-			       lead, mod_name[k], s->prof[k].insns, s->n_plain[k], s->first_diff[k]);
+			       lead, mod_name[k], s->prof[k].insns, s->n_plain[k],
+			       s->first_diff[k]);
 	}
 	for (int k = 0; k < 2; k++) {
 		const SamplePcs *c = &s->pcs[k];
 		long long rest = (long long)c->total - (long long)c->dropped -
 		                 (long long)c->non_user - (long long)s->prof[k].kernel -
 		                 (long long)c->other;
-		printf("  %-9s %s: %llu samples of the kernel (CUPTI counted %llu: %llu dropped, "
+		printf("  %-9s %s: %llu samples of the kernel (CUPTI counted %llu: %llu "
+		       "dropped, "
 		       "%llu of other kernels, %lld not in a record)%s\n",
-		       k ? "" : "samples", mod_name[k], (unsigned long long)s->prof[k].kernel,
+		       k ? "" : "samples", mod_name[k],
+		       (unsigned long long)s->prof[k].kernel,
 		       (unsigned long long)c->total, (unsigned long long)c->dropped,
 		       (unsigned long long)(c->non_user + c->other), rest,
 		       c->buffer_full ? "; CUPTI'S HARDWARE BUFFER FILLED" : "");
 	}
 	for (int k = 0; k < 2; k++)
 		if (plain_frame && plain_frame[k] && s->frame[k])
-			printf("  %-9s %s .loc build's frame %s the %s build's\n", k ? "" : "frame",
-			       mod_name[k],
-			       memcmp(s->frame[k], plain_frame[k], p->mf.frame_size) ? "DIFFERS from"
-			                                                              : "=",
+			printf("  %-9s %s .loc build's frame %s the %s build's\n",
+			       k ? "" : "frame", mod_name[k],
+			       memcmp(s->frame[k], plain_frame[k], p->mf.frame_size)
+			           ? "DIFFERS from"
+			           : "=",
 			       "plain");
-	printf("  samples per region: samples, share of the kernel, SASS instructions; ratio "
+	printf("  samples per region: samples, share of the kernel, SASS instructions; "
+	       "ratio "
 	       "spliced/original; top stall reasons (original | spliced)\n");
-	printf("  %-12s %-28s %-28s %-6s %s\n", "", "original", "spliced", "ratio", "stalls");
+	printf("  %-12s %-28s %-28s %-6s %s\n", "", "original", "spliced", "ratio",
+	       "stalls");
 	StrBuf sb = STRBUF_INIT;
 	double sum[2] = {0, 0};
 	for (size_t r = 0; r < SAMPLE_ROWS(nph); r++) {
 		char name[32], a[64], b[64], ratio[16] = "-";
 		row_name(r, nph, name, sizeof name);
-		snprintf(a, sizeof a, "%llu %5.1f%% %6zu", (unsigned long long)o->row[r].samples,
-		         share(o, r), o->row[r].insns);
-		snprintf(b, sizeof b, "%llu %5.1f%% %6zu", (unsigned long long)sp->row[r].samples,
-		         share(sp, r), sp->row[r].insns);
+		snprintf(a, sizeof a, "%llu %5.1f%% %6zu",
+		         (unsigned long long)o->row[r].samples, share(o, r),
+		         o->row[r].insns);
+		snprintf(b, sizeof b, "%llu %5.1f%% %6zu",
+		         (unsigned long long)sp->row[r].samples, share(sp, r),
+		         sp->row[r].insns);
 		if (o->row[r].samples)
 			snprintf(ratio, sizeof ratio, "%.2fx",
 			         (double)sp->row[r].samples / (double)o->row[r].samples);
@@ -299,26 +321,30 @@ void profile_sampling_text(const Prof *p, const ProfSampled *s, const ProfResult
 	}
 	{
 		char a[64], b[64], ratio[16] = "-";
-		snprintf(a, sizeof a, "%llu %5.1f%% %6zu", (unsigned long long)o->kernel, 100.0,
-		         o->insns);
-		snprintf(b, sizeof b, "%llu %5.1f%% %6zu", (unsigned long long)sp->kernel, 100.0,
-		         sp->insns);
+		snprintf(a, sizeof a, "%llu %5.1f%% %6zu", (unsigned long long)o->kernel,
+		         100.0, o->insns);
+		snprintf(b, sizeof b, "%llu %5.1f%% %6zu", (unsigned long long)sp->kernel,
+		         100.0, sp->insns);
 		if (o->kernel)
-			snprintf(ratio, sizeof ratio, "%.2fx", (double)sp->kernel / (double)o->kernel);
+			snprintf(ratio, sizeof ratio, "%.2fx",
+			         (double)sp->kernel / (double)o->kernel);
 		printf("  %-12s %-28s %-28s %s\n", "kernel", a, b, ratio);
 	}
-	printf("  sum       the regions' shares add up to %.1f%% (original) and %.1f%% (spliced) "
+	printf("  sum       the regions' shares add up to %.1f%% (original) and %.1f%% "
+	       "(spliced) "
 	       "of the kernel's samples\n",
 	       sum[0], sum[1]);
 	/* where the probes say otherwise */
 	for (int k = 0; k < 2; k++)
 		for (size_t r = 0; pr && pr[k] && r < SAMPLE_ROWS(nph); r++) {
-			double ps = probe_share(p, pr[k], r, nph), ss = share(&s->prof[k], r);
+			double ps = probe_share(p, pr[k], r, nph),
+			       ss = share(&s->prof[k], r);
 			if (ps < 0 || fabs(ps - ss) <= SHARE_POINTS)
 				continue;
 			char name[32];
 			row_name(r, nph, name, sizeof name);
-			printf("  DISAGREE  %s %s: sampled %.1f%% of the kernel, probes %.1f%% (of the "
+			printf("  DISAGREE  %s %s: sampled %.1f%% of the kernel, probes "
+			       "%.1f%% (of the "
 			       "probed kernel's cycles)\n",
 			       mod_name[k], name, ss, ps);
 		}
@@ -329,9 +355,8 @@ static cJSON *row_json(const SampleProfile *sp, const SamplePcs *pcs, size_t r, 
 {
 	cJSON *x = cJSON_CreateObject();
 	cJSON_AddNumberToObject(x, "samples", (double)sp->row[r].samples);
-	cJSON_AddNumberToObject(x, "share", sp->kernel ? (double)sp->row[r].samples /
-	                                                     (double)sp->kernel
-	                                               : 0);
+	cJSON_AddNumberToObject(
+	    x, "share", sp->kernel ? (double)sp->row[r].samples / (double)sp->kernel : 0);
 	cJSON_AddNumberToObject(x, "instructions", (double)sp->row[r].insns);
 	if (ps >= 0)
 		cJSON_AddNumberToObject(x, "probe_share", ps / 100);
@@ -362,15 +387,18 @@ cJSON *profile_sampling_json(const Prof *p, const ProfSampled *s, const ProfResu
 		cJSON_AddNumberToObject(x, "samples", (double)s->prof[k].kernel);
 		cJSON_AddNumberToObject(x, "cupti_total", (double)c->total);
 		cJSON_AddNumberToObject(x, "dropped", (double)c->dropped);
-		cJSON_AddNumberToObject(x, "other_kernels", (double)(c->non_user + c->other));
+		cJSON_AddNumberToObject(x, "other_kernels",
+		                        (double)(c->non_user + c->other));
 		cJSON_AddBoolToObject(x, "buffer_full", c->buffer_full);
 		cJSON_AddNumberToObject(x, "instructions", (double)s->prof[k].insns);
-		cJSON_AddNumberToObject(x, "instructions_without_loc", (double)s->n_plain[k]);
+		cJSON_AddNumberToObject(x, "instructions_without_loc",
+		                        (double)s->n_plain[k]);
 		cJSON_AddBoolToObject(x, "same_stream", s->same[k]);
 		cJSON_AddNumberToObject(x, "unattributed", (double)s->unattributed[k]);
 		if (plain_frame && plain_frame[k] && s->frame[k])
-			cJSON_AddBoolToObject(x, "frame_is_plain_builds",
-			                      !memcmp(s->frame[k], plain_frame[k], p->mf.frame_size));
+			cJSON_AddBoolToObject(
+			    x, "frame_is_plain_builds",
+			    !memcmp(s->frame[k], plain_frame[k], p->mf.frame_size));
 		cJSON *rs = cJSON_AddArrayToObject(x, "reasons");
 		for (size_t i = 0; i < c->nreasons; i++)
 			cJSON_AddItemToArray(rs, cJSON_CreateString(c->reason[i]));
@@ -379,20 +407,23 @@ cJSON *profile_sampling_json(const Prof *p, const ProfSampled *s, const ProfResu
 	double sum[2] = {0, 0};
 	for (size_t r = 0; r < SAMPLE_ROWS(nph); r++) {
 		cJSON *x = cJSON_CreateObject();
-		const char *kind = r == 0                      ? "prologue"
+		const char *kind = r == 0                       ? "prologue"
 		                   : r == SAMPLE_ROW_OTHER(nph) ? "other"
 		                   : r % 2                      ? "phase"
 		                                                : "epilogue";
 		cJSON_AddStringToObject(x, "region", kind);
-		cJSON_AddNumberToObject(x, "phase", r == SAMPLE_ROW_OTHER(nph) ? 0 : (double)((r + 1) / 2));
+		cJSON_AddNumberToObject(
+		    x, "phase", r == SAMPLE_ROW_OTHER(nph) ? 0 : (double)((r + 1) / 2));
 		for (int k = 0; k < 2; k++) {
 			double ps = pr && pr[k] ? probe_share(p, pr[k], r, nph) : -1;
-			cJSON_AddItemToObject(x, mod_name[k], row_json(&s->prof[k], &s->pcs[k], r, ps));
+			cJSON_AddItemToObject(x, mod_name[k],
+			                      row_json(&s->prof[k], &s->pcs[k], r, ps));
 			sum[k] += share(&s->prof[k], r);
 		}
 		if (s->prof[0].row[r].samples)
-			cJSON_AddNumberToObject(x, "ratio", (double)s->prof[1].row[r].samples /
-			                                        (double)s->prof[0].row[r].samples);
+			cJSON_AddNumberToObject(x, "ratio",
+			                        (double)s->prof[1].row[r].samples /
+			                            (double)s->prof[0].row[r].samples);
 		cJSON_AddItemToArray(rj, x);
 	}
 	cJSON *sj = cJSON_AddObjectToObject(o, "shares_sum");

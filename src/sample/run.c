@@ -20,8 +20,14 @@ typedef struct {
 	size_t k;
 } RunArg;
 
-static void put_u64(StrBuf *b, uint64_t v) { sb_addn(b, (const char *)&v, 8); }
-static void put_f64(StrBuf *b, double v) { sb_addn(b, (const char *)&v, 8); }
+static void put_u64(StrBuf *b, uint64_t v)
+{
+	sb_addn(b, (const char *)&v, 8);
+}
+static void put_f64(StrBuf *b, double v)
+{
+	sb_addn(b, (const char *)&v, 8);
+}
 static void put_bytes(StrBuf *b, const void *p, size_t n)
 {
 	put_u64(b, n);
@@ -57,10 +63,11 @@ static int sample_child(void *argp, GpuChan *ch)
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0)
 		goto fail;
 	/* the session before the module: CUPTI sees it loaded */
-	if (src->sample && (sample_session_open(ctx.ctx, job->period, &ss, &e) < 0 ||
-	                    gpu_layer_open(m, &L, &e) < 0 ||
-	                    gpu_cu_check(gpu_cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
-	                                 "cuStreamCreate", &e) < 0))
+	if (src->sample &&
+	    (sample_session_open(ctx.ctx, job->period, &ss, &e) < 0 ||
+	     gpu_layer_open(m, &L, &e) < 0 ||
+	     gpu_cu_check(gpu_cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+	                  "cuStreamCreate", &e) < 0))
 		goto fail;
 	snprintf(stage, sizeof stage, "jit %s", src->name);
 	gpu_chan_stage(ch, stage);
@@ -76,7 +83,8 @@ static int sample_child(void *argp, GpuChan *ch)
 	if (src->sample) {
 		const unsigned char *text;
 		size_t tl;
-		if (sample_cubin_text(jr.image, jr.image_len, m->entry, &text, &tl, &e) < 0 ||
+		if (sample_cubin_text(jr.image, jr.image_len, m->entry, &text, &tl, &e) <
+		        0 ||
 		    sample_cubin_crc(jr.image, jr.image_len, &crc, &e) < 0 ||
 		    gpu_layer_bind(L, jr.module, &b, &e) < 0)
 			goto fail;
@@ -89,10 +97,12 @@ static int sample_child(void *argp, GpuChan *ch)
 		 * warm-up runs), then the sampled runs */
 		for (unsigned i = 0; i <= job->runs; i++) {
 			if (gpu_layer_reset(L, s, &e) < 0 ||
-			    gpu_cu_check(gpu_cu.cuStreamSynchronize(s), "cuStreamSynchronize", &e) < 0 ||
+			    gpu_cu_check(gpu_cu.cuStreamSynchronize(s),
+			                 "cuStreamSynchronize", &e) < 0 ||
 			    (i && sample_session_start(ss, &e) < 0) ||
 			    gpu_layer_launch(L, &b, s, &e) < 0 ||
-			    gpu_cu_check(gpu_cu.cuStreamSynchronize(s), "cuStreamSynchronize", &e) < 0 ||
+			    gpu_cu_check(gpu_cu.cuStreamSynchronize(s),
+			                 "cuStreamSynchronize", &e) < 0 ||
 			    (i && sample_session_stop(ss, m->entry, crc, &pcs, &e) < 0)) {
 				err_set(&e, "the sampled runs: %s", err_msg(&e));
 				goto fail;
@@ -115,8 +125,8 @@ static int sample_child(void *argp, GpuChan *ch)
 	put_bytes(&out, frame, frame ? m->frame_size : 0);
 	put_u64(&out, src->sample);
 	if (src->sample) {
-		uint64_t fig[] = {pcs.period,  pcs.runs,    pcs.nreasons, pcs.noffered,
-		                  pcs.ninsn,   pcs.outside, pcs.other,    pcs.total,
+		uint64_t fig[] = {pcs.period,  pcs.runs,     pcs.nreasons,   pcs.noffered,
+		                  pcs.ninsn,   pcs.outside,  pcs.other,      pcs.total,
 		                  pcs.dropped, pcs.non_user, pcs.buffer_full};
 		for (size_t i = 0; i < sizeof fig / sizeof *fig; i++)
 			put_u64(&out, fig[i]);
@@ -168,7 +178,8 @@ static void take(SampleModuleResult *mr, const GpuChildResult *cr, const Manifes
 		uint64_t n = gpu_rd_u64(&rd);
 		const unsigned char *p = gpu_rd_span(&rd, n);
 		if (p)
-			snprintf(mr->device, sizeof mr->device, "%.*s", (int)n, (const char *)p);
+			snprintf(mr->device, sizeof mr->device, "%.*s", (int)n,
+			         (const char *)p);
 		mr->cc_major = (int)gpu_rd_u64(&rd);
 		mr->cc_minor = (int)gpu_rd_u64(&rd);
 		n = gpu_rd_u64(&rd);
@@ -206,7 +217,8 @@ static void take(SampleModuleResult *mr, const GpuChildResult *cr, const Manifes
 				for (size_t k = 0; k < s->nreasons; k++) {
 					n = gpu_rd_u64(&rd);
 					p = gpu_rd_span(&rd, n);
-					s->reason[k] = p ? xstrndup((const char *)p, n) : xstrdup("?");
+					s->reason[k] = p ? xstrndup((const char *)p, n)
+					                 : xstrdup("?");
 				}
 				p = gpu_rd_span(&rd, s->ninsn * s->nreasons * 8);
 				s->count = xcalloc(s->ninsn * s->nreasons + 1, 8);

@@ -47,7 +47,7 @@ typedef struct {
 	const Manifest *manifest;
 	const SampleModule *modules;
 	size_t nmodules;
-	double timeout_s;      /* each module's launches */
+	double timeout_s; /* each module's launches */
 	bool no_cache;
 	const char *cache_dir; /* NULL: user_cache_dir() */
 	int device;

@@ -16,28 +16,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sample_profile(const SamplePcs *pcs, const SampleMap *map, const SampleRegion *regions,
-                   size_t nphases, SampleProfile *out, Err *e)
+int sample_profile(const SamplePcs *pcs, const SampleMap *map,
+                   const SampleRegion *regions, size_t nphases, SampleProfile *out,
+                   Err *e)
 {
 	memset(out, 0, sizeof *out);
 	if (map->n != pcs->ninsn)
-		return err_set(e, "the samples are of %zu instructions, the map of %zu: not the "
-		                  "same code",
-		               pcs->ninsn, map->n);
+		return err_set(
+		    e,
+		    "the samples are of %zu instructions, the map of %zu: not the "
+		    "same code",
+		    pcs->ninsn, map->n);
 	size_t nr = SAMPLE_ROWS(nphases);
 	out->nphases = nphases;
 	out->nreasons = pcs->nreasons;
 	out->insns = map->n;
 	out->row = xcalloc(nr, sizeof *out->row);
 	for (size_t r = 0; r < nr; r++)
-		out->row[r].reason = xcalloc(pcs->nreasons + 1, sizeof *out->row[r].reason);
+		out->row[r].reason =
+		    xcalloc(pcs->nreasons + 1, sizeof *out->row[r].reason);
 	for (size_t i = 0; i < map->n; i++) {
 		size_t r = SAMPLE_ROW_OTHER(nphases);
 		if (map->stmt[i] != UINT32_MAX) {
 			const SampleRegion *g = &regions[map->stmt[i]];
 			if (g->kind == SR_PHASE && g->phase >= 1 && g->phase <= nphases)
 				r = SAMPLE_ROW_PHASE(g->phase);
-			else if (g->kind == SR_EPILOGUE && g->phase >= 1 && g->phase <= nphases)
+			else if (g->kind == SR_EPILOGUE && g->phase >= 1 &&
+			         g->phase <= nphases)
 				r = SAMPLE_ROW_EPILOGUE(g->phase);
 			else if (g->kind == SR_PROLOGUE)
 				r = 0;

@@ -314,6 +314,9 @@ static void test_sample__profile_shares(void **state)
 	SampleRegion r[31];
 	assert_int_equal(sample_regions(mod, fn, r), 3);
 
+	/* an instruction of the prologue with no line: "other", not the prologue */
+	assert_true(map.stmt[1] != UINT32_MAX && fixture_row(map.stmt[1]) == 0);
+	map.stmt[1] = UINT32_MAX;
 	/* instruction i, reason k: (i + 1) x (k + 1) samples; 7 beyond the code */
 	static char n0[] = "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
 	            n1[] = "smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
