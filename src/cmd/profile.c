@@ -20,6 +20,11 @@
  * and p90 of cycles over all warps of all blocks, the share of the
  * kernel's cycles, spliced vs original and their ratio.
  *
+ * Before the four, where libcupti loads (or with --sampling), PC sampling
+ * profiles the unmodified modules (profile_sampling.c): samples, share,
+ * stall reasons and SASS instructions per phase and epilogue, printed
+ * after the probes' table, with both shares where the two disagree.
+ *
  * Exit status: 0 the profile was taken, 2 an error (including a module
  * that fails to run or an instrumented original whose frame is not the
  * original's: the probes must not change what the kernel computes).

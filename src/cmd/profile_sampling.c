@@ -93,7 +93,6 @@ int profile_sampling_take(Prof *p, ProfSampled *s, Err *e)
 	memset(&run, 0, sizeof run);
 	SampleMap map[2];
 	memset(map, 0, sizeof map);
-	const Module *mods[2] = {p->lm.m, p->ms};
 	const Func *fns[2] = {p->fo, p->fs};
 	if (loc_text(p, p->lm.m, p->fo, "original (lines)", &loc[0], e) < 0 ||
 	    loc_text(p, p->ms, p->fs, "spliced (lines)", &loc[1], e) < 0)
@@ -119,7 +118,17 @@ int profile_sampling_take(Prof *p, ProfSampled *s, Err *e)
 	if (sample_run(&job, &jit, e) < 0)
 		goto out;
 	if (jit.status != GPU_OK) {
-		err_set(e, "%s", jit.message ? jit.message : "a module did not compile");
+		/* a plain or probed module that does not compile fails the
+		 * profile anyway; a .loc build alone is sampling's failure */
+		bool loc_only = true;
+		for (size_t k = 0; k < job.nmodules; k++)
+			if (jit.mods[k].status != GPU_OK && !jm[k].line_info)
+				loc_only = false;
+		if (loc_only)
+			rc = not_taken(p, s, jit.message ? jit.message : "a .loc build did not compile",
+			               e);
+		else
+			err_set(e, "%s", jit.message ? jit.message : "a module did not compile");
 		goto out;
 	}
 	/* 2. the .loc builds sampled, one after the other */
@@ -174,7 +183,6 @@ int profile_sampling_take(Prof *p, ProfSampled *s, Err *e)
 	snprintf(s->device, sizeof s->device, "%s", run.mods[0].device);
 	s->cc_major = run.mods[0].cc_major;
 	s->cc_minor = run.mods[0].cc_minor;
-	(void)mods;
 	s->taken = true;
 	rc = 0;
 out:

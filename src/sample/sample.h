@@ -18,7 +18,12 @@
  *      cubin, no device needed) gives each PC's line, hence its statement;
  *   4. sample_regions: statements -> the prologue, phase N or epilogue N,
  *      as profile's reads bound them (ana_phase_find's phases; an epilogue
- *      runs to the next phase's start, the last one to the end).
+ *      runs to the next phase's start, the last one to the end);
+ *   5. on the GPU (run.h): the .loc build run under CUPTI PC sampling in
+ *      the child that owns the context (SampleSession, cupti.c), its
+ *      samples counted per instruction (SamplePcs), then sample_profile
+ *      (shares.c): samples -> statements -> regions, every sample in one
+ *      row, with the stall reasons.
  *
  * Decisions:
  *  - The .loc line is the statement's index, not its source line: several
