@@ -840,8 +840,8 @@ int cmd_profile(int argc, char **argv)
 	             "CUPTI PC sampling of the unmodified modules, or an error (default: "
 	             "where libcupti loads)"),
 	    OPT_FLAG(0, "no-sampling", &p->no_sampling, "the probes' profile alone"),
-	    OPT_UINT(0, "sampling-period", &p->sampling_period, "N", 5, 31,
-	             "sample every 2^N cycles (default 8)"),
+	    OPT_UINT(0, "sampling-period", &p->sampling_period, "LOG2", 5, 31,
+	             "sample every 2^LOG2 cycles (default 8)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "profile", .usage = usage, .opts = opts};
