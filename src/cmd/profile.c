@@ -20,6 +20,11 @@
  * and p90 of cycles over all warps of all blocks, the share of the
  * kernel's cycles, spliced vs original and their ratio.
  *
+ * Before the four, where libcupti loads (or with --sampling), PC sampling
+ * profiles the unmodified modules (profile_sampling.c): samples, share,
+ * stall reasons and SASS instructions per phase and epilogue, printed
+ * after the probes' table, with both shares where the two disagree.
+ *
  * Exit status: 0 the profile was taken, 2 an error (including a module
  * that fails to run or an instrumented original whose frame is not the
  * original's: the probes must not change what the kernel computes).
@@ -355,6 +360,8 @@ int profile_body(Prof *p, VariantRun *vr)
 	StrBuf sb = STRBUF_INIT, sb2 = STRBUF_INIT;
 	cJSON *root = NULL;
 	char *window = NULL;
+	ProfSampled samp;
+	memset(&samp, 0, sizeof samp);
 
 	if (mf_load_layer(p->layer, p->corpus, &p->mf, &e) < 0 ||
 	    mf_corpus_path(&p->mf, p->mf.module, &p->module_path, &e) < 0)
@@ -437,6 +444,8 @@ int profile_body(Prof *p, VariantRun *vr)
 			goto done;
 		}
 	}
+	if (!vr && !p->no_sampling && profile_sampling_take(p, &samp, &e) < 0)
+		goto fail;
 	uint64_t dbo = probe_dump_bytes(&p->po.plan, p->grid, p->block);
 	uint64_t dbs = probe_dump_bytes(&p->ps.plan, p->grid, p->block);
 	GpuProbeModule mods[4] = {
@@ -531,6 +540,8 @@ int profile_body(Prof *p, VariantRun *vr)
 		rc = EXIT_OK;
 		goto done;
 	}
+	const ProfResult *prs2[2] = {&pro, &prs};
+	const unsigned char *plain_frames[2] = {m0->frame, m1->frame};
 	static const char *const scheduling =
 	    "probes can change the scheduling around them: ptxas may keep code from "
 	    "crossing a read, or move code across it, and each read holds a register to "
@@ -626,6 +637,8 @@ int profile_body(Prof *p, VariantRun *vr)
 		                      stat_json(&prs.kernel, prs.kernel.mean));
 		cJSON_AddNumberToObject(root, "unread_points_original", p->po.unread);
 		cJSON_AddNumberToObject(root, "unread_points_spliced", p->ps.unread);
+		cJSON_AddItemToObject(root, "sampling",
+		                      profile_sampling_json(p, &samp, prs2, plain_frames));
 		cmd_json_print(root, EXIT_OK); /* the one document (cmd/jsonout.h) */
 		root = NULL;
 	} else {
@@ -729,6 +742,7 @@ int profile_body(Prof *p, VariantRun *vr)
 		sb_reset(&sb);
 		ratio_text(&pro.kernel, &prs.kernel, &sb);
 		printf("%s\n", sb.p);
+		profile_sampling_text(p, &samp, prs2, plain_frames);
 		if (m0->device[0])
 			printf("  device    %s (sm_%d%d, driver %d)\n", m0->device,
 			       m0->cc_major, m0->cc_minor, m0->driver_version);
@@ -755,6 +769,7 @@ fail:
 done:
 	cJSON_Delete(root);
 	free(window);
+	prof_sampled_release(&samp);
 	prof_result_release(&pro);
 	prof_result_release(&prs);
 	gpu_probe_result_release(&gr);
@@ -791,6 +806,7 @@ int cmd_profile(int argc, char **argv)
 	memset(p, 0, sizeof pp);
 	p->runs = 20;
 	p->timeout = 120;
+	p->sampling_period = 8;
 	const Opt opts[] = {
 	    OPT_PHASE(&p->phase, "the phase; its recipe: recipes/LAYER/phase-NN.json"),
 	    OPT_STRING(0, "recipe", &p->recipe_opt, "FILE",
@@ -820,6 +836,12 @@ int cmd_profile(int argc, char **argv)
 	    OPT_FLAG(0, "no-run", &p->no_run, "with --keep: stop before the GPU"),
 	    OPT_FLAG(0, "sass", &p->sass,
 	             "SASS instructions per phase and epilogue, by ptxas and CUPTI (no GPU)"),
+	    OPT_FLAG(0, "sampling", &p->sampling,
+	             "CUPTI PC sampling of the unmodified modules, or an error (default: "
+	             "where libcupti loads)"),
+	    OPT_FLAG(0, "no-sampling", &p->no_sampling, "the probes' profile alone"),
+	    OPT_UINT(0, "sampling-period", &p->sampling_period, "LOG2", 5, 31,
+	             "sample every 2^LOG2 cycles (default 8)"),
 	    OPT_END(),
 	};
 	OptParse op = {.verb = "profile", .usage = usage, .opts = opts};
@@ -840,6 +862,14 @@ int cmd_profile(int argc, char **argv)
 	              ? EXIT_ERROR
 	              : 0))
 		goto free_opts;
+	if ((rc = opt_conflicts(&op, "sampling", "no-sampling", "sass", NULL)) ||
+	    (rc = opt_conflicts(&op, "no-sampling", "sampling-period", "sass", NULL)))
+		goto free_opts;
+	if (p->sampling && strchr(p->variant ? p->variant : "", ',')) {
+		rc = opt_usage_error(&op, "a list of variants is profiled by the probes: "
+		                          "'--sampling' takes one variant");
+		goto free_opts;
+	}
 	if (p->no_run && !p->keep) {
 		rc = opt_usage_error(&op, "option '--no-run' needs '--keep DIR'");
 		goto free_opts;

@@ -27,6 +27,8 @@ typedef struct {
 	NumList window;
 	double timeout;
 	bool json, no_cache, force, no_run, sass;
+	bool sampling, no_sampling; /* --sampling, --no-sampling; neither: where CUPTI is */
+	unsigned sampling_period;   /* log2 cycles */
 	Manifest mf;
 	char *module_path;
 	LoadedModule lm;
@@ -84,6 +86,37 @@ int profile_body(Prof *p, VariantRun *vr);
 /* `--sass` (profile_sass.c): SASS instructions per phase and epilogue of
  * the original and the spliced module, offline.  Returns the exit status. */
 int profile_sass(Prof *p);
+
+/* What PC sampling found (profile_sampling.c). */
+#include "sample/sample.h"
+typedef struct {
+	bool taken;
+	char *why;                /* not taken: why */
+	SampleProfile prof[2];    /* original, spliced */
+	SamplePcs pcs[2];
+	bool same[2];             /* the .loc build is the plain one's code */
+	size_t first_diff[2], n_plain[2], unattributed[2];
+	unsigned char *frame[2];  /* the sampled builds' frames */
+	size_t frame_len[2];
+	bool jit_cached[2];
+	char device[128];
+	int cc_major, cc_minor;
+} ProfSampled;
+/*
+ * The sampled profile of p's original and spliced modules (p->red[0..3]
+ * reduced already).  Returns 0 with s->taken, or 0 with s->why where
+ * sampling was not asked for by name and could not be had; -1 on an error
+ * (any, with --sampling).
+ */
+int profile_sampling_take(Prof *p, ProfSampled *s, Err *e);
+void prof_sampled_release(ProfSampled *s);
+/* The lines and the JSON object of a sampled profile, with the probes'
+ * results (pr[0..2), may be NULL) for the comparison and the plain
+ * builds' frames (may be NULL). */
+void profile_sampling_text(const Prof *p, const ProfSampled *s, const ProfResult *pr[2],
+                           const unsigned char *plain_frame[2]);
+cJSON *profile_sampling_json(const Prof *p, const ProfSampled *s, const ProfResult *pr[2],
+                             const unsigned char *plain_frame[2]);
 
 /* `--variant A,B,...` (profile_variants.c): each variant profiled, then
  * ranked per phase.  Returns the exit status. */

@@ -244,8 +244,8 @@ void gpu_log_lines(const char *log, const char *ptx, size_t n, unsigned max,
 #define LOG_BYTES (1u << 20)
 
 typedef struct {
-	CUjit_option opt[8];
-	void *val[8];
+	CUjit_option opt[10];
+	void *val[10];
 	unsigned n;
 	char *info, *error;
 	int wall_at, info_size_at, error_size_at;
@@ -267,13 +267,15 @@ static void jit_opts(JitOpts *j, const GpuJitOptions *o)
 	j->opt[j->n] = CU_JIT_WALL_TIME, j->val[j->n++] = NULL;
 	if (o && o->opt_level >= 0 && o->opt_level <= 4)
 		j->opt[j->n] = CU_JIT_OPTIMIZATION_LEVEL, j->val[j->n++] = (void *)(uintptr_t)o->opt_level;
+	if (o && o->line_info)
+		j->opt[j->n] = CU_JIT_GENERATE_LINE_INFO, j->val[j->n++] = (void *)(uintptr_t)1;
 }
 
 /* The options that change the cubin, as a string for the cache key. */
 static void option_string(const GpuJitOptions *o, char *buf, size_t n)
 {
-	snprintf(buf, n, "opt_level=%d verbose=%d", o ? o->opt_level : -1,
-	         o ? (int)o->verbose : 0);
+	snprintf(buf, n, "opt_level=%d verbose=%d%s", o ? o->opt_level : -1,
+	         o ? (int)o->verbose : 0, o && o->line_info ? " lineinfo=1" : "");
 }
 
 static void take_logs(JitOpts *j, GpuJitResult *r)
@@ -308,8 +310,8 @@ static int jit_failed(CUresult rc, const char *what, const char *ptx, size_t n,
 	return -1;
 }
 
-/* Loads an image from the cache; 0 on a hit. */
-static int cache_load(const char *file, GpuJitResult *r)
+/* Loads an image from the cache; 0 on a hit.  With keep, r keeps it. */
+static int cache_load(const char *file, bool keep, GpuJitResult *r)
 {
 	char *img;
 	size_t sz;
@@ -318,7 +320,11 @@ static int cache_load(const char *file, GpuJitResult *r)
 	if (read_file(file, &img, &sz, &ig) == 0) {
 		if (sz > 0 && gpu_cu.cuModuleLoadData(&r->module, img) == CUDA_SUCCESS)
 			rc = 0;
-		free(img);
+		if (rc == 0 && keep) {
+			r->image = (unsigned char *)img;
+			r->image_len = sz;
+		} else
+			free(img);
 	}
 	err_release(&ig);
 	return rc;
@@ -391,10 +397,15 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 			gpu_cu_check(cr, "cuModuleLoadData of the cubin", e);
 			goto out;
 		}
+		if (o && o->keep_image) {
+			r->image = xmalloc(n + 1);
+			memcpy(r->image, ptx, n);
+			r->image_len = n;
+		}
 		rc = 0;
 		goto out;
 	}
-	if (o && o->no_cache) {
+	if (o && o->no_cache && !o->keep_image) {
 		cr = gpu_cu.cuModuleLoadDataEx(&r->module, text, j.n, j.opt, j.val);
 		take_logs(&j, r);
 		if (cr != CUDA_SUCCESS) {
@@ -406,12 +417,12 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 		goto out;
 	}
 
-	if (cache_file(text, n, o, r->key, &dir, &file, e) < 0)
+	if (!(o && o->no_cache) && cache_file(text, n, o, r->key, &dir, &file, e) < 0)
 		goto out;
 	if (file) {
 		StrBuf sb = STRBUF_INIT;
 		sb_addf(&sb, "%s", file);
-		if (cache_load(file, r) == 0) {
+		if (cache_load(file, o && o->keep_image, r) == 0) {
 			r->cached = true;
 			take_logs(&j, r);
 			/* The info log of the compile that made the image, kept beside it. */
@@ -453,6 +464,11 @@ int gpu_jit(const char *ptx, size_t n, const GpuJitOptions *o, GpuJitResult *r, 
 		gpu_cu_check(cr, "cuModuleLoadData (compiled image)", e);
 		goto out;
 	}
+	if (o && o->keep_image) {
+		r->image = xmalloc(cubin_size + 1);
+		memcpy(r->image, cubin, cubin_size);
+		r->image_len = cubin_size;
+	}
 	if (file) {
 		/* A cache that cannot be written costs time, not correctness. */
 		Err ig = ERR_INIT;
@@ -488,6 +504,7 @@ void gpu_jit_result_release(GpuJitResult *r)
 		gpu_cu.cuModuleUnload(r->module);
 	free(r->info_log);
 	free(r->error_log);
+	free(r->image);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -125,6 +125,9 @@ typedef struct {
 	const char *cache_dir;     /* NULL: user_cache_dir() */
 	bool verbose;              /* CU_JIT_LOG_VERBOSE (register use per function) */
 	int opt_level;             /* CU_JIT_OPTIMIZATION_LEVEL 0-4; -1 the driver's default */
+	bool line_info;            /* CU_JIT_GENERATE_LINE_INFO: .loc lines kept in the image
+	                              (PC sampling's map, sample/sample.h) */
+	bool keep_image;           /* the compiled image comes back in the result */
 	const char *image_file;    /* the image's file instead of the cache's (not with
 	                              no_cache): loaded when not empty, else written;
 	                              no info log kept beside it */
@@ -140,6 +143,8 @@ typedef struct {
 	char key[65];              /* cache key (sha256), "" with no_cache */
 	char *info_log;            /* whole info log, malloc'd ("" when none) */
 	char *error_log;           /* whole error log, malloc'd ("" when none) */
+	unsigned char *image;      /* with keep_image: the cubin loaded, malloc'd */
+	size_t image_len;
 } GpuJitResult;
 
 /*

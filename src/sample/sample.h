@@ -18,7 +18,12 @@
  *      cubin, no device needed) gives each PC's line, hence its statement;
  *   4. sample_regions: statements -> the prologue, phase N or epilogue N,
  *      as profile's reads bound them (ana_phase_find's phases; an epilogue
- *      runs to the next phase's start, the last one to the end).
+ *      runs to the next phase's start, the last one to the end);
+ *   5. on the GPU (run.h): the .loc build run under CUPTI PC sampling in
+ *      the child that owns the context (SampleSession, cupti.c), its
+ *      samples counted per instruction (SamplePcs), then sample_profile
+ *      (shares.c): samples -> statements -> regions, every sample in one
+ *      row, with the stall reasons.
  *
  * Decisions:
  *  - The .loc line is the statement's index, not its source line: several
@@ -142,5 +147,94 @@ typedef struct {
 int sample_sass(const Module *m, const Func *f, const SampleRegion *regions, size_t nphases,
                 const char *arch, SampleSass *out, Err *e);
 void sample_sass_release(SampleSass *s);
+
+/* ---- PC sampling on the GPU (cupti.c: CUPTI; run.c: the child) ---------- */
+
+/*
+ * The samples of one module's runs, as the child that owned the context
+ * counted them: per instruction of the entry (pcOffset / 16) and per stall
+ * reason collected.  Samples CUPTI gave for the entry at a PC beyond its
+ * code are `outside`; those of other functions (other kernels of the
+ * launch sequence) `other`; both are kept, never dropped.  total, dropped
+ * and non_user are CUPTI's own sums (CUpti_PCSamplingData) over the
+ * GetData calls, so what the records hold can be checked against them.
+ */
+typedef struct {
+	uint32_t period;     /* log2 of the sampling period in cycles */
+	unsigned runs;       /* launch sequences sampled */
+	size_t nreasons;     /* stall reasons collected */
+	char **reason;       /* their CUPTI names */
+	size_t noffered;     /* stall reasons the device offers */
+	size_t ninsn;        /* the entry's instructions */
+	uint64_t *count;     /* [insn * nreasons + reason] */
+	uint64_t outside, other;
+	uint64_t total, dropped, non_user;
+	bool buffer_full;    /* CUPTI said its hardware buffer filled */
+} SamplePcs;
+void sample_pcs_release(SamplePcs *p);
+
+/* A PC-sampling session on a context (cupti.c). */
+typedef struct SampleSession SampleSession;
+/*
+ * cuptiPCSamplingEnable on ctx, the stall reasons (cuptiPCSamplingGetNum-
+ * StallReasons / GetStallReasons: every one but the "_not_issued" counts,
+ * which are a subset of the others), the configuration: kernel-serialized
+ * collection, start/stop control, period 2^period cycles (5..31), a
+ * scratch buffer for every PC of a large kernel.  Before the module is
+ * loaded.  Returns 0, or -1 naming the CUPTI call and its result.
+ */
+int sample_session_open(void *ctx, uint32_t period, SampleSession **out, Err *e);
+int sample_session_start(SampleSession *s, Err *e);
+/*
+ * cuptiPCSamplingStop, then GetData until CUPTI has no PC left: the
+ * records of `entry` in the cubin whose CRC is `crc` into pcs->count (of
+ * pcs->ninsn instructions), the rest into outside / other.
+ */
+int sample_session_stop(SampleSession *s, const char *entry, uint64_t crc, SamplePcs *pcs,
+                        Err *e);
+/* The stall reasons into pcs (names copied); cuptiPCSamplingDisable; what
+ * it left in the configured buffer counted as stop does; freed. */
+void sample_session_close(SampleSession *s, const char *entry, uint64_t crc, SamplePcs *pcs);
+/* cuptiGetCubinCrc of an image (the cubinCrc of its samples).  0, or -1. */
+int sample_cubin_crc(const void *cubin, size_t n, uint64_t *crc, Err *e);
+
+/* ---- samples -> statements -> phases (profile.c) -------------------------- */
+
+/* One row of a sampled profile: the prologue, phase N, epilogue N, or what
+ * no statement claims ("other": instructions with no line of ours, PCs
+ * beyond the entry's code). */
+typedef struct {
+	uint64_t samples;
+	uint64_t *reason; /* [nreasons] */
+	size_t insns;     /* SASS instructions of the region */
+} SampleRow;
+
+typedef struct {
+	size_t nphases, nreasons;
+	SampleRow *row; /* SAMPLE_ROWS(nphases): prologue, phase 1, epilogue 1, ..., other */
+	uint64_t kernel; /* the entry's samples: the sum of the rows */
+	size_t insns;    /* the entry's instructions */
+} SampleProfile;
+#define SAMPLE_ROWS(nphases) (2 * (nphases) + 2)
+#define SAMPLE_ROW_PHASE(k) (2 * (size_t)(k) - 1)    /* phase k (1-based) */
+#define SAMPLE_ROW_EPILOGUE(k) (2 * (size_t)(k))     /* epilogue k */
+#define SAMPLE_ROW_OTHER(nphases) (2 * (size_t)(nphases) + 1)
+
+/*
+ * The entry's samples (pcs, of map.n == pcs->ninsn instructions) by the
+ * region of each instruction's statement (regions: one per statement, of
+ * nphases phases; map from sample_map).  Every sample lands in exactly one
+ * row: an instruction with no statement, and pcs->outside, in "other".
+ * Returns 0, or -1 when the map and the samples are of different code.
+ */
+int sample_profile(const SamplePcs *pcs, const SampleMap *map, const SampleRegion *regions,
+                   size_t nphases, SampleProfile *out, Err *e);
+void sample_profile_release(SampleProfile *p);
+
+/* The indices of row r's `k` largest stall reasons with samples, largest
+ * first (ties: the lower index); returns how many (<= k). */
+size_t sample_top_reasons(const SampleProfile *p, size_t r, size_t *out, size_t k);
+/* "long_scoreboard" for "smsp__pcsamp_warps_issue_stalled_long_scoreboard" */
+const char *sample_reason_short(const char *name);
 
 #endif

@@ -17,6 +17,7 @@ value_for() { # ARG CHOICES
 	fi
 	case $1 in
 	N | K) echo 2 ;;
+	LOG2) echo 8 ;;
 	S) echo 5 ;;
 	sm_XX) echo sm_90 ;;
 	LIST) echo 1-2 ;;

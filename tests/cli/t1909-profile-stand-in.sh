@@ -55,10 +55,10 @@ PY
 }
 
 # 1. the identity of phase 2: every figure recomputed, the overhead over target
-expect_rc 0 "$D4R" profile smoke --phase 2 --keep "$T/k" --chart "$T/c.png"
+expect_rc 0 "$D4R" profile smoke --phase 2 --no-sampling --keep "$T/k" --chart "$T/c.png"
 cp "$T/out" "$T/prof.txt"
-# README's sample of this run is what it prints (d4r-splice profile smoke --phase 2)
-python3 "$TOP/tests/cli/docs-run.py" "$TOP" sample "d4r-splice profile smoke --phase 2" "$T/out" ||
+# README's sample of this run is what it prints (d4r-splice profile smoke --phase 2 --no-sampling)
+python3 "$TOP/tests/cli/docs-run.py" "$TOP" sample "d4r-splice profile smoke --phase 2 --no-sampling" "$T/out" ||
 	fail "the documentation's profile sample is not what profile prints"
 expect_grep "^smoke profile \(recipe $R/phase-02.json\): 32 warps in 4 blocks, 3 phases timed$" "$T/out"
 expect_grep "^  kernel    original 0.2500 ms, probed 0.2600 ms: overhead \+4.0%$" "$T/out"

@@ -48,6 +48,7 @@
 #include "gpu/gpu.h"
 #include "gpu/launch.h"
 #include "gpu/probe.h"
+#include "sample/run.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -1151,6 +1152,65 @@ static void test_gpu_launch__probe_modules_side_by_side(void **state)
 	err_release(&e);
 }
 
+/* The children of a sampling job (sample/run.h) on the stand-in: the JIT's
+ * image comes back, from a compile and from the cache; line information is
+ * part of the cache key; a sampled module without CUPTI fails, said. */
+static void test_gpu_launch__sample_run_images(void **state)
+{
+	(void)state;
+	reset_mock();
+	Manifest m;
+	Err e = ERR_INIT;
+	if (mf_parse("t/layer.json", layer_json, strlen(layer_json), &m, &e))
+		fail_msg("%s", err_msg(&e));
+	m.corpus = xstrdup(cache_dir);
+	size_t n = strlen(pattern_ptx);
+	SampleModule mods[2] = {{"plain", pattern_ptx, n, false, true, false},
+	                        {"lines", pattern_ptx, n, true, false, false}};
+	SampleJob job = {.manifest = &m, .modules = mods, .nmodules = 1, .timeout_s = 5,
+	                 .cache_dir = cache_dir, .runs = 2, .period = 8};
+	SampleRunResult r;
+	/* the plain build alone, then the .loc build: not the plain one's image */
+	for (int pass = 0; pass < 3; pass++) {
+		job.modules = pass == 1 ? &mods[1] : mods;
+		job.nmodules = pass == 2 ? 2 : 1;
+		assert_int_equal(sample_run(&job, &r, &e), 0);
+		if (r.status)
+			fail_msg("%s", r.message);
+		for (size_t k = 0; k < r.nmods; k++) {
+			const SampleModuleResult *mr = &r.mods[k];
+			assert_int_equal(mr->jit_cached, pass == 2);
+			assert_false(mr->sampled);
+			assert_string_equal(mr->device, "Stand-in H200");
+			assert_int_equal(mr->image_len, n + 11);
+			assert_memory_equal(mr->image, "MOCKCUBIN\n", 10);
+			assert_memory_equal(mr->image + 10, pattern_ptx, n);
+		}
+		sample_run_release(&r);
+	}
+	/* no cache: the image of the compile itself */
+	job.no_cache = true;
+	assert_int_equal(sample_run(&job, &r, &e), 0);
+	assert_int_equal(r.status, GPU_OK);
+	assert_int_equal(r.mods[1].image_len, n + 11);
+	assert_false(r.mods[1].jit_cached);
+	sample_run_release(&r);
+	/* sampled, with no libcupti: the module fails, and says why */
+	mods[1].sample = true;
+	job.modules = &mods[1];
+	job.nmodules = 1;
+	setenv("D4R_LIBCUPTI", "/nonexistent/libcupti.so", 1);
+	assert_int_equal(sample_run(&job, &r, &e), 0);
+	unsetenv("D4R_LIBCUPTI");
+	assert_int_equal(r.status, GPU_ERROR);
+	assert_non_null(strstr(r.message, "lines: no CUPTI library (libcupti.so.13): "
+	                                  "/nonexistent/libcupti.so"));
+	assert_false(r.mods[0].sampled);
+	sample_run_release(&r);
+	mf_release(&m);
+	err_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1161,6 +1221,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_launch__arrays_and_objects),
 		cmocka_unit_test(test_gpu_launch__dynamic_shared_opt_in),
 		cmocka_unit_test(test_gpu_launch__probe_modules_side_by_side),
+		cmocka_unit_test(test_gpu_launch__sample_run_images),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

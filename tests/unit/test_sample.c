@@ -271,6 +271,137 @@ static void test_sample__cubin_map(void **state)
 	sb_release(&sb);
 }
 
+/* The region of statement s of the fixture, as its text says (the header):
+ * the row of a sampled profile. */
+static size_t fixture_row(uint32_t s)
+{
+	if (s < 14)
+		return 0;
+	if (s <= 15)
+		return SAMPLE_ROW_PHASE(1);
+	if (s <= 18)
+		return SAMPLE_ROW_EPILOGUE(1);
+	if (s == 19)
+		return SAMPLE_ROW_PHASE(2);
+	if (s <= 22)
+		return SAMPLE_ROW_EPILOGUE(2);
+	if (s == 23)
+		return SAMPLE_ROW_PHASE(3);
+	return SAMPLE_ROW_EPILOGUE(3);
+}
+
+/* samples -> statements -> phases: a synthetic sample buffer on the real
+ * cubin's instructions; every sample in one row, the rows add up */
+static void test_sample__profile_shares(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof path, "%s/bin/ptxas", D4R_CUDA_HOME);
+	if (access(path, X_OK) != 0)
+		skip();
+	Err e = ERR_INIT;
+	if (sample_cupti_load(&e) < 0) {
+		err_release(&e);
+		skip();
+	}
+	StrBuf sb = STRBUF_INIT;
+	sample_loc_text(mod, fn, &sb);
+	char *loc;
+	size_t nl;
+	assert_int_equal(ptxas(sb.p, sb.n, "shares", "-O3 -lineinfo", &loc, &nl), 0);
+	SampleMap map;
+	assert_int_equal(sample_map(loc, nl, "pattern", fn->nstmt, &map, &e), 0);
+	SampleRegion r[31];
+	assert_int_equal(sample_regions(mod, fn, r), 3);
+
+	/* an instruction of the prologue with no line: "other", not the prologue */
+	assert_true(map.stmt[1] != UINT32_MAX && fixture_row(map.stmt[1]) == 0);
+	map.stmt[1] = UINT32_MAX;
+	/* instruction i, reason k: (i + 1) x (k + 1) samples; 7 beyond the code */
+	static char n0[] = "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+	            n1[] = "smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
+	            n2[] = "smsp__pcsamp_warps_issue_stalled_wait";
+	char *names[3] = {n0, n1, n2};
+	SamplePcs pcs;
+	memset(&pcs, 0, sizeof pcs);
+	pcs.nreasons = 3;
+	pcs.reason = names;
+	pcs.ninsn = map.n;
+	pcs.count = xcalloc(map.n * 3, sizeof *pcs.count);
+	pcs.outside = 7;
+	uint64_t want[SAMPLE_ROWS(3)] = {0}, all = 7;
+	size_t insns[SAMPLE_ROWS(3)] = {0};
+	for (size_t i = 0; i < map.n; i++) {
+		size_t row = map.stmt[i] == UINT32_MAX ? SAMPLE_ROW_OTHER(3) : fixture_row(map.stmt[i]);
+		insns[row]++;
+		for (size_t k = 0; k < 3; k++) {
+			pcs.count[i * 3 + k] = (i + 1) * (k + 1);
+			want[row] += (i + 1) * (k + 1);
+			all += (i + 1) * (k + 1);
+		}
+	}
+	want[SAMPLE_ROW_OTHER(3)] += 7;
+
+	SampleProfile sp;
+	assert_int_equal(sample_profile(&pcs, &map, r, 3, &sp, &e), 0);
+	assert_int_equal(sp.kernel, all);
+	assert_int_equal(sp.insns, map.n);
+	uint64_t sum = 0;
+	for (size_t row = 0; row < SAMPLE_ROWS(3); row++) {
+		assert_int_equal(sp.row[row].samples, want[row]);
+		assert_int_equal(sp.row[row].insns, insns[row]);
+		/* a row's reasons are its samples; reason k is k + 1 times reason 0 */
+		if (row != SAMPLE_ROW_OTHER(3)) {
+			assert_int_equal(sp.row[row].reason[0] + sp.row[row].reason[1] +
+			                     sp.row[row].reason[2],
+			                 sp.row[row].samples);
+			assert_int_equal(sp.row[row].reason[2], 3 * sp.row[row].reason[0]);
+		}
+		sum += sp.row[row].samples;
+	}
+	assert_int_equal(sum, sp.kernel);
+	/* every phase ran: its mma are instructions of the phase's row */
+	for (unsigned ph = 1; ph <= 3; ph++)
+		assert_true(sp.row[SAMPLE_ROW_PHASE(ph)].samples > 0);
+
+	/* the top reasons: wait (3x), math_pipe_throttle (2x), long_scoreboard */
+	size_t top[3];
+	assert_int_equal(sample_top_reasons(&sp, SAMPLE_ROW_PHASE(1), top, 3), 3);
+	assert_int_equal(top[0], 2);
+	assert_int_equal(top[1], 1);
+	assert_int_equal(top[2], 0);
+	assert_int_equal(sample_top_reasons(&sp, SAMPLE_ROW_PHASE(1), top, 2), 2);
+	assert_int_equal(top[0], 2);
+	assert_int_equal(top[1], 1);
+	assert_string_equal(sample_reason_short(n1), "math_pipe_throttle");
+	assert_string_equal(sample_reason_short("other_counter"), "other_counter");
+	sample_profile_release(&sp);
+
+	/* ties keep the lower index first; a reason with no sample is left out */
+	pcs.count[0] = pcs.count[1] = 5, pcs.count[2] = 0;
+	SampleMap one = {1, map.stmt, 0};
+	pcs.ninsn = 1;
+	pcs.outside = 0;
+	assert_int_equal(sample_profile(&pcs, &one, r, 3, &sp, &e), 0);
+	size_t row0 = map.stmt[0] == UINT32_MAX ? SAMPLE_ROW_OTHER(3) : fixture_row(map.stmt[0]);
+	assert_int_equal(sample_top_reasons(&sp, row0, top, 3), 2);
+	assert_int_equal(top[0], 0);
+	assert_int_equal(top[1], 1);
+	assert_int_equal(sp.kernel, 10);
+	sample_profile_release(&sp);
+
+	/* samples of other code are refused */
+	pcs.ninsn = map.n + 1;
+	assert_int_equal(sample_profile(&pcs, &map, r, 3, &sp, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "not the same code"));
+	err_release(&e);
+
+	free(pcs.count);
+	sample_map_release(&map);
+	free(loc);
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_sample__regions),
 	    cmocka_unit_test(test_sample__regions_carried),
 	    cmocka_unit_test(test_sample__cubin_map),
+	    cmocka_unit_test(test_sample__profile_shares),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
