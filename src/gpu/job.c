@@ -35,7 +35,6 @@
  *    main job sets parallel_jit, from the main thread, as temp.h needs.
  */
 #include "gpu/gpu.h"
-#include "gpu/place.h"
 
 #include "base/file.h"
 #include "base/sha256.h"
@@ -270,8 +269,6 @@ int gpu_job_child(void *arg, GpuChan *ch)
 	double **ms = xcalloc(job->nmodules + 1, sizeof(double *));
 	int rc = 1, lost = 0;
 
-	if (job->manifest)
-		gpu_place_hold(job->manifest);
 	set_aside_driver_cache();
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {
@@ -424,8 +421,6 @@ static int jit_child(void *arg, GpuChan *ch)
 	GpuJitResult jr;
 	memset(&jr, 0, sizeof jr);
 	int rc = 1;
-	if (job->manifest)
-		gpu_place_hold(job->manifest);
 	set_aside_driver_cache();
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(&e) < 0 || gpu_context_open(job->device, &ctx, &e) < 0) {

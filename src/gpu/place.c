@@ -9,19 +9,12 @@
  *    own would fail on the second.
  *  - cuMemAddressReserve takes the address as a hint; anything but that
  *    address is a failure (the range is released again).
- *  - A recorded address must still be free when it is asked for, and the
- *    driver's own start (cuInit, the context) and the child's large
- *    allocations map memory of their own.  So the child holds each
- *    recorded range first of all (gpu_place_hold: inaccessible pages at
- *    exactly that address, where it is free then) and lets each go just
- *    before it reserves it.
  */
 #include "gpu/place.h"
 
 #include "gpu/mfattr.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,46 +85,6 @@ void gpu_place_release(GpuPlaced *p)
 	free(p);
 }
 
-
-/* Ranges held by gpu_place_hold, let go one by one by unhold. */
-static struct {
-	uint64_t lo, hi;
-} holds[64];
-static size_t nholds;
-
-void gpu_place_hold(const Manifest *m)
-{
-	const uint64_t g = 2u << 20; /* the granularity the H200 reports */
-	for (size_t i = 0; i < m->nbuffers && nholds < ARRAY_SIZE(holds); i++) {
-		uint64_t a = m->buffers[i].address;
-		if (!a)
-			continue;
-		uint64_t lo = a - a % g, hi = a + m->buffers[i].size;
-		hi += (g - hi % g) % g;
-		void *p = mmap((void *)(uintptr_t)lo, (size_t)(hi - lo), PROT_NONE,
-		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-		               -1, 0);
-		if (p == MAP_FAILED)
-			continue; /* taken already (or held for a buffer before) */
-		if ((uintptr_t)p != lo) { /* a kernel that took the flag as a hint */
-			munmap(p, (size_t)(hi - lo));
-			continue;
-		}
-		holds[nholds].lo = lo;
-		holds[nholds++].hi = hi;
-	}
-}
-
-/* Lets go every held range that meets [lo, hi). */
-static void unhold(uint64_t lo, uint64_t hi)
-{
-	for (size_t i = 0; i < nholds; i++)
-		if (holds[i].hi > holds[i].lo && holds[i].lo < hi && lo < holds[i].hi) {
-			munmap((void *)(uintptr_t)holds[i].lo, (size_t)(holds[i].hi - holds[i].lo));
-			holds[i].hi = holds[i].lo;
-		}
-}
-
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 {
 	*out = NULL;
@@ -180,7 +133,6 @@ int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 		Range *r = &p->v[p->n++];
 		r->size = (size_t)(hi - lo);
 		first = m->buffers[w[i].buffer].name;
-		unhold(lo, hi);
 		CUresult cr = reserve(&r->base, r->size, 0, (CUdeviceptr)lo, 0);
 		if (cr != CUDA_SUCCESS) {
 			snprintf(why, sizeof why, "cuMemAddressReserve failed (%d)",

@@ -28,11 +28,6 @@ typedef struct GpuPlaced GpuPlaced;
  * *out is NULL when no buffer has an address.
  */
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e);
-/* Holds the recorded ranges of m's buffers that are free now (inaccessible
- * pages at their addresses) until gpu_place_buffers asks the driver for
- * them: the first thing a child that will place them does, before the
- * driver's start maps memory of its own. */
-void gpu_place_hold(const Manifest *m);
 void gpu_place_release(GpuPlaced *p);
 
 /* Does launch l need cuLaunchKernelEx (a cluster shape, an attribute)? */
