@@ -123,6 +123,34 @@ no_rw
 live shm.ptx 5:20
 expect_grep "$(printf "$earlier" 5 'somewhere in shared memory: the descriptor is not or\.b64 / add\.s64 of a start field and a constant, nor mov\.b64 of a constant')" "$T/out"
 
+# ---- a template file's body against the wgmma after the cut ---------------
+# the cut s5 (st.shared [other], %r1): a body that stores to shared memory
+# may write what s18 (line 32), the first shared load after the cut, reads;
+# with the wgmma not a load nothing after the cut reads shared memory
+mkdir -p repo/recipes/w repo/ptx/w repo/corpus/w
+cp base.ptx repo/corpus/w/base.ptx
+cat >repo/ptx/w/t.ptx <<'EOF'
+//! in  .b32 a
+//! in  .b32 v
+//! reads none
+//! writes shared
+	st.shared.b32 [%{a}], %{v};
+EOF
+wrecipe() {
+	printf '{"module": "w/base.ptx", "entry": "k", "cut": {"stmts": [5, 5]}, "template": "w/t.ptx",
+ "bind": {"a": "%%r9", "v": "%%r1"}, "guards": {"sha256": "%s"}}\n' "$1" >repo/recipes/w/r.json
+}
+wrecipe "$(printf '%064d' 0)"
+cd repo || exit 1
+expect_rc 2 "$D4R" recipe check recipes/w/r.json
+sha=$(sed -n 's/^ *found *\([0-9a-f]\{64\}\)$/\1/p' "$T/err")
+[ ${#sha} -eq 64 ] || fail "no sha256 in the stale message"
+cd .. && wrecipe "$sha" && cd repo || exit 1
+expect_rc 2 "$D4R" recipe check recipes/w/r.json
+expect_grep "READ/WRITE DEPENDENCIES: cut invalid: s5\\.\\.s5" "$T/err"
+expect_grep "ptx/w/t.ptx:5 stores to shared memory, which may be read after the cut by s18 \\(line 32\\) 'wgmma\\.mma_async" "$T/err"
+cd .. || exit 1
+
 # ---- through a loop's back edge ------------------------------------------
 # s14..s22 the loop: the wgmma at s15 reads B [8192, 9216); s18 writes
 # other+0, s19 tile+8704 (in B) after it, read by the next iteration
