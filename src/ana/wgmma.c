@@ -66,6 +66,15 @@
  *  is not known, a base offset other than 0, or a K slice that crosses a
  *  row leaves the range unknown.
  *
+ * The same bytes as memory facts (wgmma_reads, for cut.c's read/write
+ * dependencies) may not rest on that premise: the swizzle keeps each
+ * 16-byte chunk inside the absolutely aligned W-byte row around it, so
+ * where the symbol's declared .align is below W the range widens by W on
+ * each side (and by 16 more below an .align of 16, the field dropping the
+ * address's low 4 bits).  A start that resolves only in part reads
+ * somewhere in its symbol; one that does not resolve, somewhere in shared
+ * memory.
+ *
  * Decisions:
  *  - The JSON and text renderings live here beside the analysis (the
  *    fields are this file's; splice/facts.c renders the mma.sync facts).

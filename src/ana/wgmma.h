@@ -11,7 +11,8 @@
  * A fact the analysis cannot derive is reported unknown with the reason,
  * never guessed.  Field names follow the PTX ISA ("Matrix Descriptor
  * Format", "Shared Memory Matrix Layout").  Used by `phases --json`,
- * `show --live` and the native wgmma forms (splice/native_wgmma.c).
+ * `show --live`, the native wgmma forms (splice/native_wgmma.c) and the
+ * cut interface's memory facts (cut.c, through wgmma_reads).
  */
 #ifndef D4R_ANA_WGMMA_H
 #define D4R_ANA_WGMMA_H
