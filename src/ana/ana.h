@@ -216,7 +216,8 @@ typedef struct {
 	Space load;      /* space read (ME_LOAD) */
 	Space store;     /* space written (ME_STORE) */
 } MemEffect;
-/* ld/ldu/ldmatrix/tex/tld4/suld/wmma.load/multimem.ld_reduce load; st/
+/* ld/ldu/ldmatrix/tex/tld4/suld/wmma.load/multimem.ld_reduce load, and
+ * wgmma.mma_async loads shared memory (through its descriptors); st/
  * stmatrix/sust/wmma.store/tensormap.replace store; atom/red/sured/
  * multimem.red/cp.reduce are atomics (load and store); cp.async* store the
  * first space and load the second; bar/barrier/membar/fence/mbarrier/

@@ -18,6 +18,14 @@
  * that holds part of a loop and code outside it cuts the loop in two:
  * df_cut_loop_split says so, and the splicer refuses it.
  *
+ * A wgmma.mma_async loads shared memory through its matrix descriptors
+ * (mem.c): the bytes wgmma_reads bounds, or the whole of the symbol, or of
+ * shared memory, where it does not.  So the cp.async or st.shared that
+ * fills a wgmma's tile, earlier in the range or later in a loop it holds
+ * (the next stage's tile), is a read/write dependency unless the two are
+ * proved apart, and a store of the range that a wgmma after it reads is
+ * one as well.
+ *
  * Decisions:
  *  - live-in is what the range needs from before it: the registers it
  *    reads whose value comes from outside, and those it writes only by
@@ -28,6 +36,7 @@
  *    them.
  */
 #include "df_internal.h"
+#include "wgmma.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,19 +54,25 @@ static bool spaces_alias(Space a, Space b)
 	return a == SP_GENERIC || b == SP_GENERIC;
 }
 
-/* A memory statement of interest to the read/write check. */
+/* A memory statement of interest to the read/write check.  A
+ * wgmma.mma_async reads through its descriptors (nrd of them, wgmma_reads)
+ * and has no address operand of its own. */
 typedef struct {
 	uint32_t stmt;
 	MemEffect me;
 	const Addr *addr;  /* NULL: unresolved */
 	bool opaque;       /* call or cp.*: never provably disjoint */
+	uint8_t nrd;
+	WgRead rd[2];
 } MemAcc;
 
 static MemAcc mem_acc(Dataflow *df, uint32_t stmt, MemEffect me)
 {
 	uint16_t op = func_stmt(df->m, df->f, stmt)->op;
-	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP};
-	if (!a.opaque)
+	MemAcc a = {stmt, me, NULL, (me.flags & ME_CALL) || op == OP_CP, 0, {{0}}};
+	if (op == OP_WGMMA)
+		a.nrd = (uint8_t)wgmma_reads(df, stmt, a.rd);
+	else if (!a.opaque)
 		a.addr = addr_cached(df, stmt);
 	return a;
 }
@@ -102,14 +117,23 @@ bool addr_disjoint(const Addr *a, const Addr *b)
 /* May the store of s reach the load of t?  A call may touch anything; a
  * cp.* copy has two addresses (only the first is resolved): both never
  * provably disjoint. */
-static bool conflicts(const MemAcc *s, const MemAcc *t)
+static bool conflicts(const MemAcc *s, const MemAcc *t, const WgRead **via)
 {
+	*via = NULL;
 	if (!(s->me.flags & ME_STORE) || !(t->me.flags & ME_LOAD))
 		return false;
 	if (!spaces_alias(s->me.store, t->me.load))
 		return false;
 	if (s->opaque || t->opaque)
 		return true;
+	if (t->nrd) { /* a wgmma: any of its descriptors' bytes */
+		for (unsigned k = 0; k < t->nrd; k++)
+			if (!addr_disjoint(s->addr, &t->rd[k].addr)) {
+				*via = &t->rd[k];
+				return true;
+			}
+		return false;
+	}
 	return !addr_disjoint(s->addr, t->addr);
 }
 
@@ -120,8 +144,26 @@ static bool conflicts(const MemAcc *s, const MemAcc *t)
  * wrote in the previous iteration (the loop's back edge at `edge`). */
 enum { RW_AFTER, RW_EARLIER, RW_BACK_EDGE };
 
+/* What a wgmma reads through the descriptor of a pair, for its line. */
+static void via_text(StrBuf *o, const WgRead *v)
+{
+	int n = (int)v->addr.base_name.n;
+	const char *p = v->addr.base_name.p;
+	sb_addf(o, " (through %c's descriptor: ", v->which == 'a' ? 'A' : 'B');
+	if (v->kind == WR_RANGE && v->addr.base == AB_SYMBOL)
+		sb_addf(o, "%.*s[%lld, %lld))", n, p, (long long)v->lo, (long long)v->hi);
+	else if (v->kind == WR_RANGE)
+		sb_addf(o, "shared [%lld, %lld))", (long long)v->lo, (long long)v->hi);
+	else if (v->kind == WR_SYMBOL)
+		sb_addf(o, "somewhere in %.*s: %s)", n, p,
+		        v->why ? v->why : "range unknown");
+	else
+		sb_addf(o, "somewhere in shared memory: %s)",
+		        v->why ? v->why : "start unknown");
+}
+
 static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t b,
-                       MemEffect ma, int how, uint32_t edge)
+                       MemEffect ma, int how, uint32_t edge, const WgRead *via)
 {
 	const Module *m = df->m;
 	const Stmt *sa = func_stmt(m, df->f, a), *sb = func_stmt(m, df->f, b);
@@ -137,17 +179,22 @@ static void cut_reason(CutInterface *c, const Dataflow *df, uint32_t a, uint32_t
 	VEC_PUSH(c->rw_pairs, a);
 	VEC_PUSH(c->rw_pairs, b);
 	if (how == RW_AFTER)
-		sb_addf(&c->rw_reason, "s%u %.*s may be read by s%u %.*s after the cut (%s)\n", a,
-		        (int)na, oa.p, b, (int)nb, ob.p, space_name(ma.store));
+		sb_addf(&c->rw_reason,
+		        "s%u %.*s may be read by s%u %.*s after the cut (%s)", a, (int)na,
+		        oa.p, b, (int)nb, ob.p, space_name(ma.store));
 	else if (how == RW_BACK_EDGE)
 		sb_addf(&c->rw_reason,
 		        "s%u %.*s reads %s memory that s%u %.*s writes in the "
-		        "iteration before (the loop's back edge s%u)\n",
+		        "iteration before (the loop's back edge s%u)",
 		        a, (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p, edge);
 	else
-		sb_addf(&c->rw_reason,
-		        "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut\n", a,
-		        (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+		sb_addf(
+		    &c->rw_reason,
+		    "s%u %.*s reads %s memory that s%u %.*s writes earlier in the cut", a,
+		    (int)na, oa.p, space_name(ma.load), b, (int)nb, ob.p);
+	if (via)
+		via_text(&c->rw_reason, via);
+	sb_addc(&c->rw_reason, '\n');
 }
 
 /*
@@ -305,6 +352,7 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 
 	/* memory effects */
 	VEC(MemAcc) stores = {0};
+	const WgRead *via;
 	for (uint32_t s = first; s <= last; s++) {
 		MemEffect me = df_mem_effect(df, s);
 		if (me.flags & ME_LOAD)
@@ -322,10 +370,10 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 		 * pair is (load, the nearest such store) */
 		if (me.flags & ME_LOAD) {
 			for (size_t i = stores.n; i-- > 0;)
-				if (conflicts(&stores.v[i], &acc)) {
+				if (conflicts(&stores.v[i], &acc, &via)) {
 					out->rw_dependency = true;
 					cut_reason(out, df, s, stores.v[i].stmt, me,
-					           RW_EARLIER, 0);
+					           RW_EARLIER, 0, via);
 					break;
 				}
 		}
@@ -349,10 +397,10 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 				if (!(me.flags & ME_LOAD) || !df_loop_holds(df, k, s))
 					continue;
 				MemAcc acc = mem_acc(df, s, me);
-				if (conflicts(&stores.v[i], &acc)) {
+				if (conflicts(&stores.v[i], &acc, &via)) {
 					out->rw_dependency = true;
 					cut_reason(out, df, s, stores.v[i].stmt, me,
-					           RW_BACK_EDGE, lp[k].back);
+					           RW_BACK_EDGE, lp[k].back, via);
 					break;
 				}
 			}
@@ -398,11 +446,11 @@ int df_cut(Dataflow *df, uint32_t first, uint32_t last, CutInterface *out, Err *
 		VEC_FREE(wl);
 		for (size_t i = 0; i < stores.n; i++)
 			for (size_t j = 0; j < after.n; j++)
-				if (conflicts(&stores.v[i], &after.v[j])) {
+				if (conflicts(&stores.v[i], &after.v[j], &via)) {
 					out->rw_dependency = true;
 					cut_reason(out, df, stores.v[i].stmt,
 					           after.v[j].stmt, stores.v[i].me,
-					           RW_AFTER, 0);
+					           RW_AFTER, 0, via);
 					break;
 				}
 		VEC_FREE(after);

@@ -3,7 +3,10 @@
  *
  * Both come from the opcode and its modifiers alone (no operand, no
  * dataflow), so the address tracking (addr.c) and the cut interface
- * (cut.c) above it share them.
+ * (cut.c) above it share them.  A wgmma.mma_async is a load of shared
+ * memory (its matrix descriptors name shared bytes, whatever its
+ * modifiers say); which bytes is a question of its descriptors' values,
+ * answered by wgmma_reads (wgmma.c), not here.
  */
 #include "ana.h"
 
@@ -148,6 +151,16 @@ MemEffect df_mem_effect(const Dataflow *df, uint32_t stmt)
 			me.load = SP_GLOBAL;
 		if (stmt_opcode_is(m, s, "cp.reduce"))
 			me.flags |= ME_ATOMIC;
+		break;
+	case OP_WGMMA:
+		/* wgmma.mma_async reads B (and A when it is not in registers)
+		 * from shared memory through its matrix descriptors; the bytes are
+		 * wgmma_reads' (wgmma.c).  fence, commit_group and wait_group
+		 * move no data. */
+		if (stmt_opcode_is(m, s, "wgmma.mma_async")) {
+			me.flags = ME_LOAD;
+			me.load = SP_SHARED;
+		}
 		break;
 	case OP_WMMA:
 		if (stmt_opcode_is(m, s, "wmma.load")) {

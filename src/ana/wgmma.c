@@ -66,6 +66,15 @@
  *  is not known, a base offset other than 0, or a K slice that crosses a
  *  row leaves the range unknown.
  *
+ * The same bytes as memory facts (wgmma_reads, for cut.c's read/write
+ * dependencies) may not rest on that premise: the swizzle keeps each
+ * 16-byte chunk inside the absolutely aligned W-byte row around it, so
+ * where the symbol's declared .align is below W the range widens by W on
+ * each side (and by 16 more below an .align of 16, the field dropping the
+ * address's low 4 bits).  A start that resolves only in part reads
+ * somewhere in its symbol; one that does not resolve, somewhere in shared
+ * memory.
+ *
  * Decisions:
  *  - The JSON and text renderings live here beside the analysis (the
  *    fields are this file's; splice/facts.c renders the mma.sync facts).
@@ -564,6 +573,84 @@ int ana_wgmma(Dataflow *df, uint32_t first, uint32_t last, WgmmaFacts *out, Err 
 void wgmma_facts_release(WgmmaFacts *w)
 {
 	VEC_FREE(w->v);
+}
+
+/* ---- the bytes read, as memory facts ---------------------------------------- */
+
+/* The .align of module variable `name` (0: not declared, or not a
+ * module-level variable: a function's own .shared is not an item). */
+static uint32_t var_align(const Module *m, Str name)
+{
+	for (size_t i = 0; i < m->items.n; i++) {
+		const Item *it = &m->items.v[i];
+		if (it->kind != ITEM_VAR || !str_eq(mod_str(m, it->name), name))
+			continue;
+		Str t = mod_str(m, it->text);
+		for (size_t k = 0; k + 7 <= t.n; k++)
+			if (!memcmp(t.p + k, ".align", 6) &&
+			    (t.p[k + 6] == ' ' || t.p[k + 6] == '\t'))
+				return (uint32_t)strtoul(t.p + k + 7, NULL, 0);
+		return 0;
+	}
+	return 0;
+}
+
+static void read_of(Dataflow *df, const WgDesc *d, char which, WgRead *r)
+{
+	memset(r, 0, sizeof *r);
+	r->which = which;
+	r->addr.space = SP_SHARED;
+	if (d->range_known) {
+		r->kind = WR_RANGE;
+		r->addr.base = d->addr.base;
+		r->addr.base_name = d->addr.base_name;
+		if (d->addr.base == AB_SYMBOL) {
+			/* wgmma.c's rows are the symbol's: exact when the symbol
+			 * starts on a row of the swizzle (every byte read stays in
+			 * the aligned W-byte row of its 16-byte chunk) and on 16
+			 * bytes (the field keeps the address's bits 4-17) */
+			uint32_t w = swz_width(d->swizzle);
+			uint32_t al = var_align(df_module(df), d->addr.base_name);
+			r->addr.dynamic_shared = df_var_unsized(df, d->addr.base_name);
+			if (al < 16)
+				r->widen += 16;
+			if (w && al < w)
+				r->widen += w;
+		}
+		r->lo = d->lo - r->widen;
+		r->hi = d->hi + r->widen;
+		r->addr.offset = r->lo;
+		r->addr.elem_bytes = 1;
+		r->addr.nelem = (uint32_t)(r->hi - r->lo);
+		return;
+	}
+	if (d->known && d->start_known && d->addr.base == AB_SYMBOL) {
+		r->kind = WR_SYMBOL;
+		r->addr.base = AB_SYMBOL;
+		r->addr.base_name = d->addr.base_name;
+		r->addr.dynamic_shared = df_var_unsized(df, d->addr.base_name);
+		r->addr.variable = true;
+		r->why = d->range_why;
+		return;
+	}
+	r->kind = WR_SHARED;
+	r->addr.base = AB_NONE;
+	r->why = !d->known ? d->why : !d->start_known ? d->start_why : d->range_why;
+	r->addr.why = r->why;
+}
+
+int wgmma_reads(Dataflow *df, uint32_t stmt, WgRead out[2])
+{
+	if (stmt >= df_nstmt(df) ||
+	    !stmt_opcode_is(df_module(df), st(df, stmt), "wgmma.mma_async"))
+		return 0;
+	WgmmaFact w;
+	fact_of(df, stmt, &w);
+	int n = 0;
+	if (!w.a_regs)
+		read_of(df, &w.a, 'a', &out[n++]);
+	read_of(df, &w.b, 'b', &out[n++]);
+	return n;
 }
 
 /* ---- renderings ------------------------------------------------------------ */

@@ -11,7 +11,8 @@
  * A fact the analysis cannot derive is reported unknown with the reason,
  * never guessed.  Field names follow the PTX ISA ("Matrix Descriptor
  * Format", "Shared Memory Matrix Layout").  Used by `phases --json`,
- * `show --live` and the native wgmma forms (splice/native_wgmma.c).
+ * `show --live`, the native wgmma forms (splice/native_wgmma.c) and the
+ * cut interface's memory facts (cut.c, through wgmma_reads).
  */
 #ifndef D4R_ANA_WGMMA_H
 #define D4R_ANA_WGMMA_H
@@ -106,6 +107,35 @@ uint32_t wg_kmajor_offset(const WgDesc *d, uint32_t row, uint32_t kbyte);
 /* The same for an MN-major layout (trans 1): element (k, x), x along M/N. */
 uint32_t wg_mnmajor_offset(const WgDesc *d, uint32_t elem_bytes, uint32_t k, uint32_t x);
 uint32_t wg_swizzle(unsigned mode, uint32_t addr);
+
+/*
+ * The shared bytes one wgmma.mma_async reads through a descriptor, as the
+ * memory facts take them (cut.c's read/write dependencies):
+ *  - WR_RANGE: [lo, hi) from the symbol (or absolute, for a descriptor
+ *    that is a constant), wgmma.c's range widened by `widen` bytes on
+ *    each side where its premise is not declared (a symbol aligned to
+ *    less than the swizzle's row, or to less than 16 bytes: the hardware
+ *    swizzles by absolute address bits and drops the low 4);
+ *  - WR_SYMBOL: somewhere in the symbol (its start resolves only in part:
+ *    a loop-carried stage offset), the whole of it;
+ *  - WR_SHARED: somewhere in shared memory (the start does not resolve).
+ * addr is the access as addr_disjoint compares it: base, offset lo and
+ * hi - lo bytes (WR_RANGE); the symbol with no size and a variable part
+ * (WR_SYMBOL); AB_NONE (WR_SHARED).  Never a guessed range.
+ */
+enum { WR_RANGE, WR_SYMBOL, WR_SHARED };
+typedef struct {
+	char which; /* 'a' or 'b' */
+	int kind;   /* WR_* */
+	Addr addr;
+	int64_t lo, hi; /* WR_RANGE, widened */
+	uint32_t widen;
+	const char *why; /* not WR_RANGE: why the range is not bounded */
+} WgRead;
+/* The reads of the wgmma.mma_async at `stmt`: A's (when A is not in
+ * registers), then B's, into out; returns how many (1 or 2), or 0 when
+ * the statement is not a wgmma.mma_async. */
+int wgmma_reads(Dataflow *df, uint32_t stmt, WgRead out[2]);
 
 /* The facts as JSON (an array, one object per wgmma) and as text. */
 cJSON *wgmma_facts_json(Dataflow *df, const WgmmaFacts *w);

@@ -664,8 +664,9 @@ int splice_native_wgmma(const NativeRequest *req, StrBuf *recipe_json,
 				                            : "in",
 				        fm->type, fm->name, fm->regs.n);
 		}
-	sb_addf(t, "//! reads %s\n//! writes none\n//! barriers 0\n",
-	        sync ? "shared" : "none");
+	/* both forms read the tiles from shared memory: the wgmma through its
+	 * descriptors, the mma.sync form by ldmatrix */
+	sb_adds(t, "//! reads shared\n//! writes none\n//! barriers 0\n");
 	if (sync) {
 		sb_adds(t, "\t.reg .b32 %q<5>;\n\t.reg .b32 %lane;\n\t.reg .b32 %wq;\n"
 		           "\t.reg .b32 %l7;\n\t.reg .b32 %l3;\n\t.reg .b32 %l4;\n\t.reg "

@@ -72,6 +72,11 @@ tpl "$adds" $'\tatom.global.exch.b32 %{y[0]}, [%{x[0]}], 1;'
 check "8:2: 'atom.global.exch.b32' writes global memory"
 tpl "$adds" $'\tld.global.u32 %{y[0]}, [%{x[0]}];'
 check "8:2: 'ld.global.u32' reads global memory, and the header's '//! reads' does not list global"
+# a wgmma.mma_async reads its tiles from shared memory through its
+# descriptors (B's always): a load of shared under 'reads none'
+tpl "$adds" $'\t.reg .b64 %wd;' $'\tmov.b64 %wd, 0;' \
+	$'\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%{y[0]}, %{y[1]}, %{x[0]}, %{x[1]}}, %wd, %wd, 1, 1, 1, 0, 0;'
+check "10:2: 'wgmma\.mma_async\.sync\.aligned\.m64n8k16\.f32\.f16\.f16' reads shared memory, and the header's '//! reads' does not list shared"
 # a barrier: the header has no barriers line, then says 0
 tpl "$adds" $'\tbar.sync 0;'
 check "8:2: 'bar.sync' is a barrier, and the header declares none"

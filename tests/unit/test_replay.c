@@ -317,6 +317,13 @@ static void test_replay__wgmma_in_flight_and_vectors(void **state)
 	assert_false(refused(&x, "in flight"));
 	assert_true(refused(&x, "live-in '%v' is a vector register (.v4)"));
 	fix_release(&x);
+	/* a cut that holds the wgmma, its commit and its wait: the mma loads
+	 * shared memory through its descriptors (mem.c), which the dump takes
+	 * whole: the plan refuses nothing for it */
+	plan_of(&x, "w", 1, 5);
+	if (x.plan.nrefused)
+		fail_msg("refused: %s", x.plan.refused.p);
+	fix_release(&x);
 }
 
 /* The difference of two addresses of one base is data; data plus an
