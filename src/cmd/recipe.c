@@ -730,10 +730,13 @@ static int recipe_check(int argc, char **argv)
 static int recipe_best(int argc, char **argv)
 {
 	const char *ranking = NULL, *proof = NULL, *name = "best", *corpus = NULL;
-	bool force = false, json = false;
+	bool force = false, json = false, per_phase = false;
 	const Opt opts[] = {
 		OPT_STRING(0, "ranking", &ranking, "FILE",
 		           "profile LAYER --phases LIST --variant A,B --json"),
+		OPT_FLAG(0, "per-phase", &per_phase,
+		         "rank each phase by its cycles even where the probes changed the "
+		         "compiled code"),
 		OPT_STRING(0, "proof", &proof, "FILE", "check LAYER --json"),
 		OPT_STRING(0, "name", &name, "NAME",
 		           "the variant written: phase-NN-NAME.json (default best)"),
@@ -765,7 +768,7 @@ static int recipe_best(int argc, char **argv)
 	size_t rn = 0, pn = 0;
 	char **paths = NULL;
 	int rc = EXIT_ERROR;
-	StrBuf sb = STRBUF_INIT;
+	StrBuf sb = STRBUF_INIT, why = STRBUF_INIT;
 	NumList written = {0};
 	if (mf_load_layer(argv[0], corpus, &mf, &e) < 0 || read_file(ranking, &rtext, &rn, &e) < 0 ||
 	    best_read_ranking(ranking, rtext, rn, &r, &e) < 0 ||
@@ -784,7 +787,14 @@ static int recipe_best(int argc, char **argv)
 				goto fail;
 			}
 	dir = layout_dir_of(mf.path);
-	best_choose(&r, &pf, dir, &picks);
+	BestRule rule = best_rule(&r, &why);
+	if (per_phase && rule != BEST_PER_PHASE) {
+		rule = BEST_PER_PHASE;
+		sb_reset(&why);
+		sb_adds(&why, "per phase, by the probed cycles (--per-phase), although the probes "
+		              "changed the compiled code");
+	}
+	best_choose(&r, &pf, dir, rule, &picks);
 	/* every file first: nothing is written when one may not be replaced */
 	paths = xcalloc(r.n + 1, sizeof *paths);
 	for (size_t i = 0; i < r.n; i++) {
@@ -819,6 +829,9 @@ static int recipe_best(int argc, char **argv)
 		cJSON_AddStringToObject(doc, "ranking", ranking);
 		cJSON_AddStringToObject(doc, "proof", proof);
 		cJSON_AddStringToObject(doc, "name", name);
+		cJSON_AddStringToObject(doc, "rule",
+		                        rule == BEST_WHOLE_LAYER ? "whole-layer" : "per-phase");
+		cJSON_AddStringToObject(doc, "rule_reason", why.p ? why.p : "");
 		cJSON *ja = cJSON_AddArrayToObject(doc, "picks");
 		for (size_t i = 0; i < r.n; i++) {
 			cJSON *o = cJSON_CreateObject();
@@ -844,6 +857,7 @@ static int recipe_best(int argc, char **argv)
 	} else {
 		printf("%s best-of layer (ranking %s, proof %s): %zu of %zu phases proven\n", layer,
 		       ranking, proof, written.n, r.n);
+		printf("  rule      %s\n", why.p ? why.p : "");
 		for (size_t i = 0; i < r.n; i++) {
 			const BestPick *pk = &picks[i];
 			char ph[24], ra[24] = "";
@@ -883,6 +897,7 @@ fail:
 		cmd_json_print(doc, EXIT_ERROR);
 	}
 out:
+	sb_release(&why);
 	numlist_release(&written);
 	if (paths)
 		for (size_t i = 0; i < r.n; i++)

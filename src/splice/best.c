@@ -1,8 +1,9 @@
 /*
  * best.c - which variant of each phase a best-of layer takes (best.h).
  *
- * Two readers (the ranking, the proof) and one rule: per phase, the lowest
- * ratio among the proven variants.  The readers take only the members
+ * Two readers (the ranking, the proof) and one choice: per phase, the
+ * first proven variant in the rule's order (best.h: per phase by ratio, or
+ * by the whole layers' kernel times when the probes changed the code).  The readers take only the members
  * they need: both documents are other verbs' outputs, whose other keys
  * grow with those verbs.
  */
@@ -15,12 +16,82 @@
 
 /* ---- the ranking ------------------------------------------------------------- */
 
+static int by_kernel_ms(const void *a, const void *b)
+{
+	const BestWhole *x = a, *y = b;
+	return x->kernel_ms < y->kernel_ms ? -1 : x->kernel_ms > y->kernel_ms;
+}
+
 static int by_ratio(const void *a, const void *b)
 {
 	const BestCand *x = a, *y = b;
 	if ((x->ratio < 0) != (y->ratio < 0))
 		return x->ratio < 0 ? 1 : -1;
 	return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+}
+
+/* "changed" of probes_changed_code.WHICH, false when not said */
+static int changed_of(JsonDoc *d, const cJSON *pc, const char *which, bool *out)
+{
+	const cJSON *o = json_member(d, pc, which, JSON_OPTIONAL);
+	if (!o || cJSON_IsNull(o))
+		return 0;
+	size_t m = json_push(d, which);
+	bool ch = false;
+	int rc = json_object(d, o) < 0 || json_get_bool(d, o, "changed", JSON_OPTIONAL, &ch) < 0
+	                 ? -1
+	                 : 0;
+	*out = *out || ch;
+	json_pop(d, m);
+	return rc;
+}
+
+/* The ranking's "variants" (optional): each whole layer's kernel time and
+ * whether the probes changed its code. */
+static int read_whole(JsonDoc *d, BestRanking *r)
+{
+	const cJSON *vs = json_member(d, d->root, "variants", JSON_OPTIONAL);
+	if (!vs || cJSON_IsNull(vs))
+		return 0;
+	size_t m = json_push(d, "variants");
+	if (!cJSON_IsArray(vs))
+		return json_bad(d, "expected an array, found %s", json_type(vs));
+	r->whole = xcalloc((size_t)cJSON_GetArraySize(vs) + 1, sizeof *r->whole);
+	size_t i = 0;
+	for (const cJSON *v = vs->child; v; v = v->next, i++) {
+		size_t mi = json_push_index(d, i);
+		BestWhole *w = &r->whole[r->nwhole++];
+		w->kernel_ms = -1;
+		if (json_object(d, v) < 0 ||
+		    json_get_string(d, v, "variant", JSON_REQUIRED | JSON_NONEMPTY, &w->variant) < 0)
+			return -1;
+		const cJSON *km = json_member(d, v, "kernel_ms", JSON_OPTIONAL);
+		if (km && !cJSON_IsNull(km)) {
+			size_t mk = json_push(d, "kernel_ms");
+			if (json_object(d, km) < 0)
+				return -1;
+			const cJSON *sp = json_member(d, km, "spliced", JSON_OPTIONAL);
+			if (sp && !cJSON_IsNull(sp)) {
+				if (json_get_number(d, km, "spliced", JSON_REQUIRED, &w->kernel_ms) < 0)
+					return -1;
+				if (!(w->kernel_ms > 0))
+					return json_bad_at(d, "spliced", "%g is not a kernel time",
+					                   w->kernel_ms);
+			}
+			json_pop(d, mk);
+		}
+		const cJSON *pc = json_member(d, v, "probes_changed_code", JSON_OPTIONAL);
+		if (pc && !cJSON_IsNull(pc)) {
+			size_t mp = json_push(d, "probes_changed_code");
+			if (json_object(d, pc) < 0 || changed_of(d, pc, "original", &w->changed) < 0 ||
+			    changed_of(d, pc, "spliced", &w->changed) < 0)
+				return -1;
+			json_pop(d, mp);
+		}
+		json_pop(d, mi);
+	}
+	json_pop(d, m);
+	return 0;
 }
 
 int best_read_ranking(const char *file, const char *text, size_t len, BestRanking *r, Err *e)
@@ -91,6 +162,8 @@ int best_read_ranking(const char *file, const char *text, size_t len, BestRankin
 		json_pop(&d, mi);
 	}
 	json_pop(&d, m);
+	if (read_whole(&d, r) < 0)
+		goto out;
 	rc = 0;
 out:
 	json_release(&d);
@@ -107,6 +180,9 @@ void best_ranking_release(BestRanking *r)
 		free(r->v[i].c);
 	}
 	free(r->v);
+	for (size_t i = 0; i < r->nwhole; i++)
+		free(r->whole[i].variant);
+	free(r->whole);
 	free(r->layer);
 	memset(r, 0, sizeof *r);
 }
@@ -189,8 +265,49 @@ static const char *verdict_of(const BestProof *pf, const char *path)
 	return v;
 }
 
+BestRule best_rule(const BestRanking *r, StrBuf *why)
+{
+	StrBuf ch = STRBUF_INIT;
+	bool timed = r->nwhole > 0;
+	for (size_t i = 0; i < r->nwhole; i++) {
+		if (r->whole[i].changed)
+			sb_addf(&ch, "%s%s", ch.n ? ", " : "", r->whole[i].variant);
+		if (r->whole[i].kernel_ms < 0)
+			timed = false;
+	}
+	BestRule rule = ch.n && timed ? BEST_WHOLE_LAYER : BEST_PER_PHASE;
+	if (why && rule == BEST_WHOLE_LAYER) {
+		sb_addf(why, "the probes changed the compiled kernels of %s: their per-phase "
+		             "cycles are not of the code that runs; variants taken in the order of "
+		             "their whole layers' kernel times:", ch.p);
+		BestWhole *w = xcalloc(r->nwhole, sizeof *w);
+		memcpy(w, r->whole, r->nwhole * sizeof *w);
+		qsort(w, r->nwhole, sizeof *w, by_kernel_ms);
+		for (size_t i = 0; i < r->nwhole; i++)
+			sb_addf(why, "%s %s %.4f ms", i ? "," : "", w[i].variant, w[i].kernel_ms);
+		free(w);
+	} else if (why && ch.n)
+		sb_addf(why, "the probes changed the compiled kernels of %s, and the ranking has "
+		             "no kernel time of every whole layer: per phase, by the probed "
+		             "cycles",
+		        ch.p);
+	else if (why)
+		sb_adds(why, "per phase, by the cycles (the probes left the compiled code as it was)");
+	sb_release(&ch);
+	return rule;
+}
+
+/* The kernel time of variant v's whole layer; a large number when none. */
+static double whole_ms(const BestRanking *r, const char *v)
+{
+	for (size_t i = 0; i < r->nwhole; i++)
+		if (!strcmp(r->whole[i].variant, v) && r->whole[i].kernel_ms >= 0)
+			return r->whole[i].kernel_ms;
+	return 1e300;
+}
+
 void best_choose(const BestRanking *r, const BestProof *pf, const char *layer_dir,
-                 BestPick **out)
+                 BestRule rule, BestPick **out)
 {
 	BestPick *p = xcalloc(r->n + 1, sizeof *p);
 	for (size_t i = 0; i < r->n; i++) {
@@ -198,8 +315,22 @@ void best_choose(const BestRanking *r, const BestProof *pf, const char *layer_di
 		BestPick *pk = &p[i];
 		pk->phase = bp->phase;
 		pk->ratio = -1;
+		/* the order the rule takes: the ranking's (by ratio), or by the
+		 * whole layers' kernel times (a stable insertion sort: ties keep
+		 * the ratio order) */
+		const BestCand **ord = xcalloc(bp->n + 1, sizeof *ord);
+		for (size_t k = 0; k < bp->n; k++) {
+			size_t j = k;
+			if (rule == BEST_WHOLE_LAYER)
+				while (j > 0 && whole_ms(r, ord[j - 1]->variant) >
+				                        whole_ms(r, bp->c[k].variant)) {
+					ord[j] = ord[j - 1];
+					j--;
+				}
+			ord[j] = &bp->c[k];
+		}
 		for (size_t k = 0; k < bp->n && !pk->variant; k++) {
-			const BestCand *c = &bp->c[k];
+			const BestCand *c = ord[k];
 			char *path = layout_recipe_variant(layer_dir, bp->phase, c->variant);
 			const char *v = verdict_of(pf, path);
 			if (c->ratio >= 0 && v && !strcmp(v, "identical")) {
@@ -217,6 +348,7 @@ void best_choose(const BestRanking *r, const BestProof *pf, const char *layer_di
 			        c->ratio < 0 ? "not measured" : v ? v : "not checked");
 			free(path);
 		}
+		free(ord);
 	}
 	*out = p;
 }

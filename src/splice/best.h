@@ -14,10 +14,24 @@
  *   the proof     `check LAYER --json`: the verdict of every recipe of the
  *                 layer against the oracle, each spliced alone
  *
- * best_choose takes, per phase, the variant of the lowest ratio among
- * those whose recipe the proof calls IDENTICAL; a phase with none keeps
- * the vendor's code.  Writing the recipes and proving the layer they make
- * is the caller's (`recipe best`, then the main job).
+ * best_choose takes, per phase, the first variant in the rule's order
+ * whose recipe the proof calls IDENTICAL; a phase with none keeps the
+ * vendor's code.  Writing the recipes and proving the layer they make is
+ * the caller's (`recipe best`, then the main job).
+ *
+ * The rule's order (best_rule):
+ *   per phase     each phase's variants by their ratio of cycles, fastest
+ *                 first: when the probes left every profiled kernel's
+ *                 compiled code as it was, so the cycles are of the code
+ *                 that runs
+ *   whole layer   every phase's variants in the order of their whole
+ *                 layers' measured kernel times (the plain kernels'): when
+ *                 the probes changed a compiled kernel (registers, stack,
+ *                 spills), its per-phase cycles are of another program and
+ *                 rank nothing.  Measured on the H200 (2026-12-02): the
+ *                 probes took spill stores from 3,120 to 1,724 B; the layer
+ *                 mixed per phase from those cycles ran 1.049x the f16
+ *                 layer, while the f16 layer was the fastest whole one.
  *
  * Decisions:
  *  - The ranking is read, not trusted for its order: candidates are sorted
@@ -47,10 +61,19 @@ typedef struct {
 	size_t n;
 } BestPhase;
 
+/* A variant's whole layer as the ranking measured it. */
+typedef struct {
+	char *variant;
+	double kernel_ms; /* the plain spliced kernel's median; < 0: not given */
+	bool changed;     /* the probes changed the compiled original or spliced kernel */
+} BestWhole;
+
 typedef struct {
 	char *layer;
 	BestPhase *v;
 	size_t n;
+	BestWhole *whole; /* the ranking's "variants", in its order */
+	size_t nwhole;
 } BestRanking;
 
 /* Reads a ranking (profile's --json with a list of variants) from
@@ -77,13 +100,21 @@ typedef struct {
 } BestPick;
 
 /*
- * Per phase of r, the fastest variant whose recipe (layout_recipe_variant
- * of layer_dir) the proof calls identical.  *out gets r->n picks (release
+ * Per phase of r, the first variant in the rule's order whose recipe
+ * (layout_recipe_variant of layer_dir) the proof calls identical.  *out gets r->n picks (release
  * with best_picks_free).  Pure but for the file-system look-up of the
  * variant "mma" (base/layout.h).
  */
+typedef enum { BEST_PER_PHASE, BEST_WHOLE_LAYER } BestRule;
+
+/* The rule the ranking supports: BEST_WHOLE_LAYER when a variant's
+ * profile says the probes changed its code and every variant's whole
+ * layer has a kernel time, else BEST_PER_PHASE; *why (may be NULL) gets
+ * the reason in words. */
+BestRule best_rule(const BestRanking *r, StrBuf *why);
+
 void best_choose(const BestRanking *r, const BestProof *pf, const char *layer_dir,
-                 BestPick **out);
+                 BestRule rule, BestPick **out);
 void best_picks_free(BestPick *p, size_t n);
 
 #endif

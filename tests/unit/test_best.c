@@ -17,6 +17,7 @@
 
 #include "splice/best.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define RANKING                                                                          \
@@ -69,7 +70,7 @@ static void test_best__fastest_of_each_phase(void **state)
 	                 0);
 	assert_int_equal(pf.n, 8); /* the original is no recipe */
 	BestPick *p;
-	best_choose(&r, &pf, "recipes/enc4", &p);
+	best_choose(&r, &pf, "recipes/enc4", best_rule(&r, NULL), &p);
 	assert_int_equal(p[0].phase, 1);
 	assert_string_equal(p[0].variant, "mma");
 	assert_string_equal(p[0].recipe, "recipes/enc4/phase-01.json"); /* "mma": phase-NN.json */
@@ -103,7 +104,7 @@ static void test_best__only_proven_variants(void **state)
 	                            &pf, &e),
 	                 0);
 	BestPick *p;
-	best_choose(&r, &pf, "recipes/enc4", &p);
+	best_choose(&r, &pf, "recipes/enc4", best_rule(&r, NULL), &p);
 	assert_string_equal(p[0].variant, "f16"); /* the slower, but proven */
 	assert_string_equal(p[0].passed.p, "mma 1.00x differs");
 	assert_null(p[1].variant); /* mma an error, f16 not checked */
@@ -116,6 +117,94 @@ static void test_best__only_proven_variants(void **state)
 	best_picks_free(p, r.n);
 	best_proof_release(&pf);
 	best_ranking_release(&r);
+	err_release(&e);
+}
+
+/* The whole layers as the H200's ranking of 2026-12-02 03:13 measured them
+ * (doc/gpu-logs/2026-12-02/call6-0313/part9/best/rank.json): the probes
+ * changed both variants' compiled kernels (spill stores 3,120 -> 1,724 B),
+ * the f16 layer 0.2909 ms, the mma layer 0.3412 ms.  Then the per-phase
+ * ratios rank other code: every phase takes the variant of the faster
+ * whole layer that is proven, whatever its ratio, and the next one where it
+ * is not. */
+#define WHOLE(CH_MMA, CH_F16, MS_F16)                                                    \
+	", \"variants\": [{\"variant\": \"mma\", \"kernel_ms\": {\"original\": 0.3447,"      \
+	" \"spliced\": 0.3412}, \"probes_changed_code\": {\"original\": {\"changed\": "     \
+	CH_MMA "}, \"spliced\": {\"changed\": false}}},"                                     \
+	" {\"variant\": \"f16\", \"kernel_ms\": {\"spliced\": " MS_F16 "},"                 \
+	" \"probes_changed_code\": {\"original\": null, \"spliced\": {\"changed\": " CH_F16 \
+	"}}}]}"
+
+static char *ranking_with(const char *whole)
+{
+	/* RANKING without its closing brace, then the variants */
+	size_t n = strlen(RANKING) - 1;
+	char *t = malloc(n + strlen(whole) + 1);
+	memcpy(t, RANKING, n);
+	strcpy(t + n, whole);
+	return t;
+}
+
+static void test_best__whole_layer_rule(void **state)
+{
+	(void)state;
+	Err e = ERR_INIT;
+	BestRanking r;
+	BestProof pf;
+	char *text = ranking_with(WHOLE("true", "true", "0.2909"));
+	assert_int_equal(read_ranking(text, &r, &e), 0);
+	assert_int_equal(r.nwhole, 2);
+	assert_true(r.whole[0].changed && r.whole[1].changed);
+	assert_true(r.whole[1].kernel_ms == 0.2909);
+	StrBuf why = STRBUF_INIT;
+	assert_int_equal(best_rule(&r, &why), BEST_WHOLE_LAYER);
+	assert_non_null(strstr(why.p, "the probes changed the compiled kernels of mma, f16"));
+	assert_non_null(strstr(why.p, "kernel times: f16 0.2909 ms, mma 0.3412 ms"));
+	sb_release(&why);
+	assert_int_equal(read_proof("{\"items\": ["
+	                            "{\"path\": \"recipes/enc4/phase-01.json\", \"verdict\": \"identical\"},"
+	                            "{\"path\": \"recipes/enc4/phase-01-f16.json\", \"verdict\": \"identical\"},"
+	                            "{\"path\": \"recipes/enc4/phase-04.json\", \"verdict\": \"identical\"},"
+	                            "{\"path\": \"recipes/enc4/phase-04-f16.json\", \"verdict\": \"differs\"},"
+	                            "{\"path\": \"recipes/enc4/phase-09.json\", \"verdict\": \"identical\"},"
+	                            "{\"path\": \"recipes/enc4/phase-09-f16.json\", \"verdict\": \"identical\"},"
+	                            "{\"path\": \"recipes/enc4/phase-11-f16.json\", \"verdict\": \"identical\"}]}",
+	                            &pf, &e),
+	                 0);
+	BestPick *p;
+	best_choose(&r, &pf, "recipes/enc4", BEST_WHOLE_LAYER, &p);
+	assert_string_equal(p[0].variant, "f16"); /* 2.21x by the probed cycles */
+	assert_true(p[0].ratio == 2.21);
+	assert_string_equal(p[1].variant, "mma"); /* f16 differs there */
+	assert_string_equal(p[1].passed.p, "f16 1.32x differs");
+	assert_string_equal(p[2].variant, "f16");
+	assert_string_equal(p[3].variant, "f16");
+	best_picks_free(p, r.n);
+	/* the same ranking by the per-phase rule (recipe best --per-phase) */
+	best_choose(&r, &pf, "recipes/enc4", BEST_PER_PHASE, &p);
+	assert_string_equal(p[0].variant, "mma");
+	best_picks_free(p, r.n);
+	best_ranking_release(&r);
+	free(text);
+	/* code unchanged by the probes, or a whole layer without a kernel
+	 * time: the per-phase rule */
+	text = ranking_with(WHOLE("false", "false", "0.2909"));
+	assert_int_equal(read_ranking(text, &r, &e), 0);
+	assert_int_equal(best_rule(&r, NULL), BEST_PER_PHASE);
+	best_ranking_release(&r);
+	free(text);
+	text = ranking_with(WHOLE("true", "false", "null"));
+	assert_int_equal(read_ranking(text, &r, &e), 0);
+	assert_true(r.whole[1].kernel_ms < 0);
+	assert_int_equal(best_rule(&r, NULL), BEST_PER_PHASE);
+	best_ranking_release(&r);
+	free(text);
+	/* a kernel time that is none */
+	text = ranking_with(WHOLE("true", "true", "0"));
+	assert_int_equal(read_ranking(text, &r, &e), -1);
+	assert_non_null(strstr(err_msg(&e), "variants[1].kernel_ms.spliced: 0 is not a kernel time"));
+	free(text);
+	best_proof_release(&pf);
 	err_release(&e);
 }
 
@@ -161,6 +250,7 @@ int main(void)
 	    cmocka_unit_test(test_best__fastest_of_each_phase),
 	    cmocka_unit_test(test_best__only_proven_variants),
 	    cmocka_unit_test(test_best__bad_rankings),
+	    cmocka_unit_test(test_best__whole_layer_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
