@@ -52,7 +52,7 @@
  *    arithmetic is wrong in the last bit, so the f16 form takes exactly one
  *    opcode.
  */
-#include "native.h"
+#include "native_internal.h"
 
 #include "ana/ana.h"
 #include "base/sha256.h"
@@ -90,13 +90,7 @@ typedef struct {
 	char type[24];  /* ".b32" */
 } Local;
 
-typedef struct {
-	char name[16]; /* "a", "d", "a_base0" */
-	char type[8];  /* ".b32" */
-	uint8_t dir;   /* 1 in, 2 out */
-	bool list;
-	VEC(uint32_t) regs;
-} GFormal;
+typedef NativeFormal GFormal;
 
 typedef struct {
 	Dataflow *df;
@@ -819,18 +813,7 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	/* formals: bases, then the lists in role order */
 	static const char *const list_order[] = {"a", "b", "c", "d"};
 	sort_bases(&g);
-	for (size_t i = 0; i < g.formals.n; i++)
-		if (!g.formals.v[i].list)
-			sb_addf(t, "//! in    %s %s\n", g.formals.v[i].type,
-			        g.formals.v[i].name);
-	for (size_t k = 0; k < ARRAY_SIZE(list_order); k++)
-		for (size_t i = 0; i < g.formals.n; i++)
-			if (g.formals.v[i].list &&
-			    !strcmp(g.formals.v[i].name, list_order[k]))
-				sb_addf(t, "//! %-5s %s %s[%zu]\n",
-				        g.formals.v[i].dir == FM_OUT ? "out" : "in",
-				        g.formals.v[i].type, g.formals.v[i].name,
-				        g.formals.v[i].regs.n);
+	native_formals_header(g.formals.v, g.formals.n, list_order, ARRAY_SIZE(list_order), t);
 	unsigned rspaces = 0;
 	for (size_t i = 0; i < po.loads.n; i++)
 		if (g.reload[i])
@@ -859,35 +842,8 @@ int splice_native(const NativeRequest *req, StrBuf *recipe_json, StrBuf *templat
 	sb_release(&body);
 
 	/* ---- the recipe */
-	root = cJSON_CreateObject();
-	if (req->layer)
-		cJSON_AddStringToObject(root, "layer", req->layer);
-	if (req->module_rel)
-		cJSON_AddStringToObject(root, "module", req->module_rel);
-	cJSON_AddStringToObject(root, "entry", req->entry);
-	cJSON *cj = cJSON_AddObjectToObject(root, "cut");
-	cJSON_AddNumberToObject(cj, "phase", req->phase);
-	cJSON_AddStringToObject(root, "template", req->template_name);
-	cJSON *bind = cJSON_AddObjectToObject(root, "bind");
-	char buf[160];
-	for (size_t i = 0; i < g.formals.n; i++)
-		if (!g.formals.v[i].list) {
-			Str n = reg_info(&g, g.formals.v[i].regs.v[0])->name;
-			snprintf(buf, sizeof buf, "%.*s", (int)n.n, n.p);
-			cJSON_AddStringToObject(bind, g.formals.v[i].name, buf);
-		}
-	for (size_t k = 0; k < ARRAY_SIZE(list_order); k++)
-		for (size_t i = 0; i < g.formals.n; i++) {
-			const GFormal *fm = &g.formals.v[i];
-			if (!fm->list || strcmp(fm->name, list_order[k]))
-				continue;
-			cJSON *a = cJSON_AddArrayToObject(bind, fm->name);
-			for (size_t j = 0; j < fm->regs.n; j++) {
-				Str n = reg_info(&g, fm->regs.v[j])->name;
-				snprintf(buf, sizeof buf, "%.*s", (int)n.n, n.p);
-				cJSON_AddItemToArray(a, cJSON_CreateString(buf));
-			}
-		}
+	root = native_recipe_begin(req, df, g.formals.v, g.formals.n, list_order,
+	                           ARRAY_SIZE(list_order));
 	StrBuf txt = STRBUF_INIT, re = STRBUF_INIT;
 	cJSON *gd = cJSON_AddObjectToObject(root, "guards");
 	splice_guards_json(m, f, first, last, gd);
@@ -962,4 +918,56 @@ out:
 	phases_release(&pl);
 	df_free(df);
 	return rc;
+}
+
+/* ---- what the wgmma generator shares (native_internal.h) ------------------- */
+
+void native_formals_header(const NativeFormal *v, size_t n, const char *const *order,
+                           size_t norder, StrBuf *t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].list)
+			sb_addf(t, "//! in    %s %s\n", v[i].type, v[i].name);
+	for (size_t k = 0; k < norder; k++)
+		for (size_t i = 0; i < n; i++)
+			if (v[i].list && !strcmp(v[i].name, order[k]))
+				sb_addf(t, "//! %-5s %s %s[%zu]\n",
+				        v[i].dir == FM_INOUT ? "inout"
+				        : v[i].dir == FM_OUT ? "out"
+				                             : "in",
+				        v[i].type, v[i].name, v[i].regs.n);
+}
+
+cJSON *native_recipe_begin(const NativeRequest *req, Dataflow *df, const NativeFormal *v,
+                           size_t n, const char *const *order, size_t norder)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (req->layer)
+		cJSON_AddStringToObject(root, "layer", req->layer);
+	if (req->module_rel)
+		cJSON_AddStringToObject(root, "module", req->module_rel);
+	cJSON_AddStringToObject(root, "entry", req->entry);
+	cJSON *cj = cJSON_AddObjectToObject(root, "cut");
+	cJSON_AddNumberToObject(cj, "phase", req->phase);
+	cJSON_AddStringToObject(root, "template", req->template_name);
+	cJSON *bind = cJSON_AddObjectToObject(root, "bind");
+	char buf[160];
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].list) {
+			Str nm = df_reg(df, v[i].regs.v[0])->name;
+			snprintf(buf, sizeof buf, "%.*s", (int)nm.n, nm.p);
+			cJSON_AddStringToObject(bind, v[i].name, buf);
+		}
+	for (size_t k = 0; k < norder; k++)
+		for (size_t i = 0; i < n; i++) {
+			if (!v[i].list || strcmp(v[i].name, order[k]))
+				continue;
+			cJSON *a = cJSON_AddArrayToObject(bind, v[i].name);
+			for (size_t j = 0; j < v[i].regs.n; j++) {
+				Str nm = df_reg(df, v[i].regs.v[j])->name;
+				snprintf(buf, sizeof buf, "%.*s", (int)nm.n, nm.p);
+				cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+			}
+		}
+	return root;
 }

@@ -58,7 +58,7 @@
  *    The GPU test t0201 checks both forms on every f16 wgmma phase of the
  *    Triton fixtures.
  */
-#include "native.h"
+#include "native_internal.h"
 
 #include "ana/ana.h"
 #include "ana/wgmma.h"
@@ -74,13 +74,7 @@ static const char *const MMA16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.
 
 /* ---- formals ---------------------------------------------------------------- */
 
-typedef struct {
-	char name[16];
-	char type[8];
-	uint8_t dir;
-	bool list;
-	VEC(uint32_t) regs;
-} WFormal;
+typedef NativeFormal WFormal;
 
 typedef struct {
 	Dataflow *df;
@@ -650,20 +644,7 @@ int splice_native_wgmma(const NativeRequest *req, StrBuf *recipe_json,
 		sb_adds(t, "// The vendor's instruction, operand for operand, the same "
 		           "descriptors: "
 		           "bit-exact\n// by construction.\n");
-	for (size_t i = 0; i < g.formals.n; i++)
-		if (!g.formals.v[i].list)
-			sb_addf(t, "//! in    %s %s\n", g.formals.v[i].type,
-			        g.formals.v[i].name);
-	for (size_t k = 0; k < ARRAY_SIZE(list_order); k++)
-		for (size_t i = 0; i < g.formals.n; i++) {
-			const WFormal *fm = &g.formals.v[i];
-			if (fm->list && !strcmp(fm->name, list_order[k]))
-				sb_addf(t, "//! %-5s %s %s[%zu]\n",
-				        fm->dir == FM_INOUT ? "inout"
-				        : fm->dir == FM_OUT ? "out"
-				                            : "in",
-				        fm->type, fm->name, fm->regs.n);
-		}
+	native_formals_header(g.formals.v, g.formals.n, list_order, ARRAY_SIZE(list_order), t);
 	/* both forms read the tiles from shared memory: the wgmma through its
 	 * descriptors, the mma.sync form by ldmatrix */
 	sb_adds(t, "//! reads shared\n//! writes none\n//! barriers 0\n");
@@ -680,35 +661,8 @@ int splice_native_wgmma(const NativeRequest *req, StrBuf *recipe_json,
 	sb_addn(t, body.p ? body.p : "", body.n);
 
 	/* ---- the recipe */
-	root = cJSON_CreateObject();
-	if (req->layer)
-		cJSON_AddStringToObject(root, "layer", req->layer);
-	if (req->module_rel)
-		cJSON_AddStringToObject(root, "module", req->module_rel);
-	cJSON_AddStringToObject(root, "entry", req->entry);
-	cJSON *cj = cJSON_AddObjectToObject(root, "cut");
-	cJSON_AddNumberToObject(cj, "phase", req->phase);
-	cJSON_AddStringToObject(root, "template", req->template_name);
-	cJSON *bind = cJSON_AddObjectToObject(root, "bind");
-	char buf[160];
-	for (size_t i = 0; i < g.formals.n; i++)
-		if (!g.formals.v[i].list) {
-			Str n = df_reg(df, g.formals.v[i].regs.v[0])->name;
-			snprintf(buf, sizeof buf, "%.*s", (int)n.n, n.p);
-			cJSON_AddStringToObject(bind, g.formals.v[i].name, buf);
-		}
-	for (size_t k = 0; k < ARRAY_SIZE(list_order); k++)
-		for (size_t i = 0; i < g.formals.n; i++) {
-			const WFormal *fm = &g.formals.v[i];
-			if (!fm->list || strcmp(fm->name, list_order[k]))
-				continue;
-			cJSON *arr = cJSON_AddArrayToObject(bind, fm->name);
-			for (size_t j = 0; j < fm->regs.n; j++) {
-				Str n = df_reg(df, fm->regs.v[j])->name;
-				snprintf(buf, sizeof buf, "%.*s", (int)n.n, n.p);
-				cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
-			}
-		}
+	root = native_recipe_begin(req, df, g.formals.v, g.formals.n, list_order,
+	                           ARRAY_SIZE(list_order));
 	cJSON *gd = cJSON_AddObjectToObject(root, "guards");
 	splice_guards_json(m, f, first, last, gd);
 	sb_addf(&txt, "written by `%s` from %s: %zu wgmma.mma_async %s; %s", who.p,
