@@ -111,6 +111,20 @@ expect_grep "^state: +cached \(.*, 1 arrays\)" "$T/out"
 expect_grep "^proof: +replay reproduces the original phase" "$T/out"
 expect_rc 0 "$D4R" replay enc4 --recipe $W/enc4-phase-60-small.json --corpus "$T/wc"
 expect_grep "^state: +cached \(.*, 39424 written global bytes\)" "$T/out"
+# bytes the launch before the entry's writes (enc4_prepass_kernel), of
+# the span and the array the cut writes but not where it writes them: the
+# entries start from the state at the launch's start, not the layer's
+# initial contents; and bytes the launch after it writes (enc4_frame_kernel):
+# the end state is taken when the entry's launch ends.  The proof holds
+cp -r "$T/wc/enc4" "$T/pc" && mkdir -p "$T/p" && mv "$T/pc" "$T/p/enc4"
+printf '%s\n' "// mock: dump-global-write enc4_prepass_kernel 56 200 33" \
+	"// mock: dump-surface-write enc4_prepass_kernel 128 20 44" \
+	"// mock: dump-global-write enc4_frame_kernel 56 300 22" \
+	"// mock: dump-surface-write enc4_frame_kernel 128 30 11" >>"$T/p/enc4/enc4.ptx"
+for r in enc4-phase-62-epilogue enc4-phase-60-small; do
+	expect_rc 0 "$D4R" replay enc4 --recipe $W/$r.json --corpus "$T/p"
+	expect_grep "^proof: +replay reproduces the original phase" "$T/out"
+done
 # the same bytes written by the dump's kernel alone: the original's entry
 # does not reproduce them, INVALID naming the array (buffer) and the byte
 printf '%s\n' "// mock: dump-surface-write cuda_dldn_engine_swin_enc4_kernel 128 10 77" \
