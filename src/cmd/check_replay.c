@@ -101,7 +101,7 @@ static void prep_one(Prep *pp, RItem *it)
 		    read_file(it->state_path, &data, &len, &ce) == 0) {
 			it->have =
 			    replay_state_read((unsigned char *)data, len, &it->plan,
-			                      &it->dp, &it->st, &ce) == 0;
+			                      pp->mf, &it->dp, &it->st, &ce) == 0;
 			free(data);
 		}
 		err_release(&ce);
@@ -127,6 +127,15 @@ static void *prep_worker(void *arg)
 	}
 }
 
+static void push_once(void *vec, int x)
+{
+	VEC(int) *v = vec;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i] == x)
+			return;
+	VEC_PUSH(*v, x);
+}
+
 /* The states of items idx[0..nidx), from one dump of all those cuts. */
 static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
                         size_t launch, RItem *items, const size_t *idx, size_t nidx,
@@ -136,6 +145,9 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 	size_t n = idx[nidx - 1] + 1;
 	size_t *rec0 = xcalloc(n + 1, sizeof(size_t));
 	uint64_t *area = xcalloc(n + 1, sizeof(uint64_t));
+	uint64_t *span_at = xcalloc(n + 1, sizeof(uint64_t));
+	ReplayPlan syn;
+	memset(&syn, 0, sizeof syn);
 	uint64_t at = 0, per_block = 0;
 	const ReplayPlan *any = NULL;
 	VEC(int) bufs = {0};
@@ -155,6 +167,18 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 			if (!have)
 				VEC_PUSH(bufs, it->plan.buffers_in.v[b]);
 		}
+		/* the dump's spans: every cut's, one after the other */
+		span_at[i] = syn.span_bytes;
+		for (size_t k = 0; k < it->plan.spans.n; k++) {
+			ReplaySpan sp = it->plan.spans.v[k];
+			sp.at += syn.span_bytes;
+			VEC_PUSH(syn.spans, sp);
+		}
+		syn.span_bytes += it->plan.span_bytes;
+		for (size_t k = 0; k < it->plan.arrays_in.n; k++)
+			push_once(&syn.arrays_in, it->plan.arrays_in.v[k]);
+		for (size_t k = 0; k < it->plan.arrays_out.n; k++)
+			push_once(&syn.arrays_out, it->plan.arrays_out.v[k]);
 		any = &it->plan;
 		missing++;
 	}
@@ -162,8 +186,6 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 	StrBuf text = STRBUF_INIT, red = STRBUF_INIT;
 	ReplayRun run;
 	memset(&run, 0, sizeof run);
-	ReplayPlan syn;
-	memset(&syn, 0, sizeof syn);
 	if (!missing)
 		goto out;
 	rc = -1;
@@ -200,8 +222,8 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 	for (size_t x = 0; x < nidx; x++) {
 		size_t i = idx[x];
 		RItem *it = &items[i];
-		replay_state_split(&run.state, &all, bufs.v, rec0[i], area[i], &it->plan,
-		                   &it->dp, &it->st);
+		replay_state_split(&run.state, &all, &syn, rec0[i], area[i], span_at[i],
+		                   &it->plan, &it->dp, &it->st);
 		it->have = true;
 		if (sub && it->state_path) {
 			StrBuf sf = STRBUF_INIT;
@@ -221,12 +243,16 @@ static int dump_missing(const Manifest *mf, const Module *mo, const Func *fo,
 out:
 	replay_run_release(&run, &syn);
 	VEC_FREE(syn.buffers_in);
+	VEC_FREE(syn.spans);
+	VEC_FREE(syn.arrays_in);
+	VEC_FREE(syn.arrays_out);
 	VEC_FREE(bufs);
 	probe_plan_release(&all);
 	sb_release(&text);
 	sb_release(&red);
 	free(rec0);
 	free(area);
+	free(span_at);
 	return rc;
 }
 

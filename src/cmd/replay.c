@@ -85,8 +85,8 @@ static int run_replay(const Manifest *mf, bool frame, ReplayCut *cut,
 		size_t len;
 		Err ce = ERR_INIT;
 		if (access(path, R_OK) == 0 && read_file(path, &data, &len, &ce) == 0) {
-			have = replay_state_read((unsigned char *)data, len, plan, &dp,
-			                         &cached, &ce) == 0;
+			have = replay_state_read((unsigned char *)data, len, plan, mf,
+			                         &dp, &cached, &ce) == 0;
 			free(data);
 		}
 		err_release(&ce);
@@ -126,7 +126,7 @@ static int run_replay(const Manifest *mf, bool frame, ReplayCut *cut,
 	}
 	ReplayDiff proof, verdict;
 	memset(&verdict, 0, sizeof verdict);
-	replay_prove(plan, &dp, st, &run.end[0], &proof);
+	replay_prove(plan, &dp, mf, st, &run.end[0], &proof);
 	if (!proof.any)
 		replay_compare(plan, &dp, mf, &run.end[0], &run.end[1], &verdict);
 	double wall = now_seconds() - t0;
@@ -140,9 +140,15 @@ static int run_replay(const Manifest *mf, bool frame, ReplayCut *cut,
 		sb_addf(&o, "replay:    %s s%u-s%u (lines %u-%u), template %s\n",
 		        mf->layer, plan->first, plan->last, plan->first_line,
 		        plan->last_line, cut->template_name);
-		sb_addf(&o, "state:     %s (%llu register bytes, %llu shared bytes)",
+		sb_addf(&o, "state:     %s (%llu register bytes, %llu shared bytes",
 		        have ? "cached" : "dumped", (unsigned long long)st->regs_len,
 		        (unsigned long long)st->shared_len);
+		if (st->span_len)
+			sb_addf(&o, ", %llu written global bytes",
+			        (unsigned long long)st->span_len);
+		if (plan->arrays_in.n)
+			sb_addf(&o, ", %zu arrays", plan->arrays_in.n);
+		sb_addc(&o, ')');
 		if (run.dumped)
 			sb_addf(&o, ", dump JIT %.2f s%s, run %.3f ms", run.dump_jit_s,
 			        run.dump_jit_cached ? " (cached)" : "", run.dump_run_ms);

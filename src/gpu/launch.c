@@ -320,6 +320,16 @@ CUdeviceptr gpu_layer_buffer(const GpuLayer *L, size_t i)
 	return L->bufs[i];
 }
 
+int gpu_layer_array_read(GpuLayer *L, size_t i, unsigned char *out, Err *e)
+{
+	return copy_array(&L->arrays[i], &L->m->arrays[i], NULL, 0, out, e);
+}
+
+int gpu_layer_array_write(GpuLayer *L, size_t i, const unsigned char *in, Err *e)
+{
+	return copy_array(&L->arrays[i], &L->m->arrays[i], in, 1, NULL, e);
+}
+
 void gpu_layer_params(const GpuLayer *L, size_t k, unsigned char *out)
 {
 	mf_param_block(&L->m->launches[k], L->addr, L->tex, L->surf, out);

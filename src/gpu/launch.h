@@ -60,6 +60,11 @@ int gpu_layer_launch_range(GpuLayer *L, const GpuBound *b, size_t from, size_t t
                            Err *e);
 /* Buffer i's device address. */
 CUdeviceptr gpu_layer_buffer(const GpuLayer *L, size_t i);
+/* Array i's contents, rows packed (mf_array_bytes of them), copied off the
+ * device into out, or from in onto it (cuMemcpy2D, synchronous): what a
+ * caller that takes an array's state between two launches copies. */
+int gpu_layer_array_read(GpuLayer *L, size_t i, unsigned char *out, Err *e);
+int gpu_layer_array_write(GpuLayer *L, size_t i, const unsigned char *in, Err *e);
 /* Launch k's parameter block as gpu_layer_bind builds it, into
  * out[0..param_size): for a function of another module launched as k. */
 void gpu_layer_params(const GpuLayer *L, size_t k, unsigned char *out);

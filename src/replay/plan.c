@@ -10,15 +10,13 @@
  *  - shared memory: each block's, every variable the kernel's state holds,
  *    static and dynamic, whole (a cut reads shared memory other warps
  *    wrote; the address facts do not bound it across threads);
- *  - global memory: the buffers the cuts read, taken whole at the launch's
- *    start.  That is the state at the cut only when the kernel itself
- *    never writes such a buffer (another block may have run past the cut
- *    before this one reached it), which is checked against every store of
- *    the kernel; a read of a buffer the kernel may write, or a read whose
- *    address the facts cannot resolve to one launch buffer, is refused,
- *    naming the statements.
- * At the end: the original's live-outs, the blocks' shared memory, and the
- * buffers the cuts write (whole; a store the facts cannot place is refused).
+ *  - global memory and arrays: the buffers the cuts read, taken whole at
+ *    the launch's start, and the arrays they read or write (plan_mem.c
+ *    says when that is the state at the cut, and refuses the rest).
+ * At the end: the original's live-outs, the blocks' shared memory, the
+ * bytes of the launch buffers the cuts write (bounded by the address
+ * facts, else the whole buffer; refused when anything else of the kernel
+ * may write them) and the arrays they write through a surface.
  *
  * Decisions:
  *  - Refusals are collected, not returned at the first: the plan says
@@ -36,15 +34,11 @@
  *    cut that no state at its start holds: refused.  So are, inside a cut,
  *    atomics (their result depends on other blocks), mbarrier and
  *    asynchronous copies, calls, local memory (spills: per-thread state the
- *    dump does not take) and surface accesses (arrays are not taken).
- *  - A texture fetch replays when its object is a texture field of the
- *    launch over an array the manifest binds no surface to: nothing can
- *    write such an array, so it holds the layer's initial contents at every
- *    cut, and the replay's layer has the same; any other fetch is refused.
+ *    dump does not take) and surface reductions.
  *  - Pointer-valued live-ins are rebased (replay.h says how and why); the
  *    walk that classifies them is memoised per defining statement.
  */
-#include "replay/replay.h"
+#include "replay/plan_internal.h"
 
 #include "ptx/lex.h"
 
@@ -59,26 +53,6 @@ const char *replay_value_kind_name(ReplayValueKind k)
 }
 
 /* ---- 1. what a value is made of --------------------------------------------------- */
-
-/* A value's class: data, or one base (a parameter field, a symbol) plus data;
- * or refused, with the statement and the reason. */
-typedef struct {
-	int kind; /* ReplayValueKind, or -1: cannot be rebased */
-	int64_t param_off;
-	Str sym;
-	uint32_t evidence;
-	uint32_t why_stmt;
-	const char *why;
-} Val;
-
-typedef struct {
-	Dataflow *df;
-	const Module *m;
-	const Func *f;
-	Val *memo;      /* per statement, for statements that define one register */
-	uint8_t *state; /* 0 not yet, 1 on the stack, 2 done */
-	unsigned depth;
-} Walk;
 
 static Val val_data(void)
 {
@@ -126,7 +100,7 @@ static Val val_of_reg(Walk *w, uint32_t use, uint32_t reg);
 
 /* The class of a register operand (index oi in m->opds) at statement s;
  * literals are data. */
-static Val val_of_opd(Walk *w, uint32_t s, uint32_t oi)
+Val plan_val_of_opd(Walk *w, uint32_t s, uint32_t oi)
 {
 	const Operand *o = &w->m->opds.v[oi];
 	if (o->kind == OPD_REG || o->kind == OPD_IDENT) {
@@ -141,7 +115,7 @@ static Val val_of_opd(Walk *w, uint32_t s, uint32_t oi)
 	if (o->kind == OPD_VEC) {
 		/* a pack of registers: data unless an element is an address */
 		for (uint32_t k = oi + 1; k <= oi + o->sub; k = opd_next(w->m, k)) {
-			Val e = val_of_opd(w, s, k);
+			Val e = plan_val_of_opd(w, s, k);
 			if (e.kind != RV_DATA)
 				return e.kind < 0
 				           ? e
@@ -167,7 +141,7 @@ static Val val_of_name(Walk *w, uint32_t s, Str name)
 /* The offset in the parameter block of kernel parameter `name` of f: each
  * parameter at the next multiple of its alignment (.align N, else its
  * element's size), as the launch lays them out; -1 if f has none so named. */
-static int64_t param_start(const Module *m, const Func *f, Str name)
+int64_t plan_param_start(const Module *m, const Func *f, Str name)
 {
 	uint64_t off = 0;
 	for (uint32_t i = 0; i < f->nparam; i++) {
@@ -216,7 +190,7 @@ static Val val_of_def(Walk *w, uint32_t s, uint32_t reg)
 		    a.base == AB_PARAM && !a.param_ptr && !a.variable) {
 			const RegInfo *ri = df_reg(w->df, reg);
 			if (ri->bits == 64) {
-				int64_t p0 = param_start(m, w->f, a.base_name);
+				int64_t p0 = plan_param_start(m, w->f, a.base_name);
 				int64_t off = a.param_off + a.offset;
 				const Operand *d = &m->opds.v[oi[0]];
 				if (d->kind == OPD_VEC) {
@@ -248,7 +222,7 @@ static Val val_of_def(Walk *w, uint32_t s, uint32_t reg)
 			if (so->kind == OPD_IDENT && df_opd_reg(w->df, src) < 0)
 				v = val_of_name(w, s, opd_str(m, so));
 			else
-				v = val_of_opd(w, s, oi[1]);
+				v = plan_val_of_opd(w, s, oi[1]);
 			if (v.kind > 0 && st->op == OP_CVT &&
 			    (stmt_has_mod(m, st, ".f32") || stmt_has_mod(m, st, ".f64") ||
 			     stmt_has_mod(m, st, ".f16")))
@@ -258,23 +232,26 @@ static Val val_of_def(Walk *w, uint32_t s, uint32_t reg)
 	case OP_ADD:
 	case OP_SUB:
 		if (n >= 3)
-			v = val_add(val_of_opd(w, s, oi[1]), val_of_opd(w, s, oi[2]),
+			v = val_add(plan_val_of_opd(w, s, oi[1]),
+			            plan_val_of_opd(w, s, oi[2]),
 			            st->op == OP_SUB ? -1 : 1, s);
 		break;
 	case OP_MAD:
 		if (n >= 4) {
-			Val a = val_of_opd(w, s, oi[1]), b = val_of_opd(w, s, oi[2]);
+			Val a = plan_val_of_opd(w, s, oi[1]),
+			    b = plan_val_of_opd(w, s, oi[2]);
 			if (a.kind != RV_DATA || b.kind != RV_DATA)
 				v = a.kind < 0   ? a
 				    : b.kind < 0 ? b
 				                 : val_refuse(s, "multiplies an address");
 			else
-				v = val_of_opd(w, s, oi[3]);
+				v = plan_val_of_opd(w, s, oi[3]);
 		}
 		break;
 	case OP_SELP:
 		if (n >= 3) {
-			Val a = val_of_opd(w, s, oi[1]), b = val_of_opd(w, s, oi[2]);
+			Val a = plan_val_of_opd(w, s, oi[1]),
+			    b = plan_val_of_opd(w, s, oi[2]);
 			v = a.kind < 0   ? a
 			    : b.kind < 0 ? b
 			    : same_base(&a, &b)
@@ -296,7 +273,7 @@ static Val val_of_def(Walk *w, uint32_t s, uint32_t reg)
 	default:
 		/* any other operation of an address cannot be rebased */
 		for (unsigned i = 1; i < n && i < 8 && v.kind >= 0; i++) {
-			Val a = val_of_opd(w, s, oi[i]);
+			Val a = plan_val_of_opd(w, s, oi[i]);
 			if (a.kind < 0)
 				v = a;
 			else if (a.kind != RV_DATA)
@@ -354,10 +331,8 @@ static ReplayReg *find_reg(ReplayPlan *p, Str name, bool out)
 	return NULL;
 }
 
-static void refuse(ReplayPlan *p, const Module *m, const Func *f, uint32_t stmt,
-                   bool spliced, const char *fmt, ...) PRINTF_LIKE(6, 7);
-static void refuse(ReplayPlan *p, const Module *m, const Func *f, uint32_t stmt,
-                   bool spliced, const char *fmt, ...)
+void plan_refuse(ReplayPlan *p, const Module *m, const Func *f, uint32_t stmt,
+                 bool spliced, const char *fmt, ...)
 {
 	va_list ap;
 	if (stmt < f->nstmt)
@@ -403,7 +378,7 @@ static void add_live_in(ReplayPlan *p, const ReplayRequest *q, Walk *w, bool spl
 		r.spliced = spliced;
 		r.stmt = cr->stmt;
 		if (ri->vec) {
-			refuse(
+			plan_refuse(
 			    p, m, f, cr->stmt, spliced,
 			    "live-in '%s' is a vector register (.v%u): the state holds "
 			    "scalars",
@@ -419,7 +394,7 @@ static void add_live_in(ReplayPlan *p, const ReplayRequest *q, Walk *w, bool spl
 		const RegInfo *rio = ro < 0 ? ri : df_reg(q->dfo, (uint32_t)ro);
 		int fmt = probe_value_fmt(q->mo, ds, rio);
 		if (fmt < 0) {
-			refuse(
+			plan_refuse(
 			    p, m, f, cr->stmt, spliced,
 			    "live-in '%s' has %u bits, a width the state does not store",
 			    r.name, ri->bits);
@@ -427,12 +402,13 @@ static void add_live_in(ReplayPlan *p, const ReplayRequest *q, Walk *w, bool spl
 		}
 		r.fmt = (uint8_t)fmt;
 		if (ro < 0)
-			refuse(p, m, f, cr->stmt, spliced,
-			       "live-in '%s' is not a register of the original", r.name);
+			plan_refuse(p, m, f, cr->stmt, spliced,
+			            "live-in '%s' is not a register of the original",
+			            r.name);
 		else {
 			Val v = val_of_reg(w, q->first, (uint32_t)ro);
 			if (v.kind < 0) {
-				refuse(
+				plan_refuse(
 				    p, q->mo, q->fo, v.why_stmt, false,
 				    "live-in '%s' cannot be rebased: this statement %s",
 				    r.name, v.why);
@@ -441,8 +417,9 @@ static void add_live_in(ReplayPlan *p, const ReplayRequest *q, Walk *w, bool spl
 				r.param_in = v.param_off;
 				if (v.kind == RV_PARAM) {
 					r.param = xstrndup(v.sym.p, v.sym.n);
-					r.param_off = param_start(q->mo, q->fo, v.sym) +
-					              v.param_off;
+					r.param_off =
+					    plan_param_start(q->mo, q->fo, v.sym) +
+					    v.param_off;
 				}
 				r.evidence = v.evidence;
 				if (v.kind == RV_SYMBOL)
@@ -463,11 +440,11 @@ static void add_live_in(ReplayPlan *p, const ReplayRequest *q, Walk *w, bool spl
 			              ? -1
 			              : probe_value_fmt(m, func_stmt(m, f, cr->stmt), ri);
 			if (fmt < 0) {
-				refuse(p, m, f, cr->stmt, false,
-				       "live-out '%s' is a vector or of a width the "
-				       "state does "
-				       "not store",
-				       r.name);
+				plan_refuse(p, m, f, cr->stmt, false,
+				            "live-out '%s' is a vector or of a width the "
+				            "state does "
+				            "not store",
+				            r.name);
 				fmt = PF_HEX32;
 			}
 			r.fmt = (uint8_t)fmt;
@@ -505,19 +482,19 @@ static void check_flow(ReplayPlan *p, const Module *m, const Func *f, uint32_t f
 		const Stmt *s = func_stmt(m, f, i);
 		bool in = i >= first && i <= last;
 		if (in && (s->op == OP_RET || s->op == OP_EXIT || s->op == OP_TRAP)) {
-			refuse(p, m, f, i, spliced,
-			       "'%.*s' inside the cut: the cut must "
-			       "end after its last statement",
-			       (int)s->oplen, m->src + s->off + s->opdelta);
+			plan_refuse(p, m, f, i, spliced,
+			            "'%.*s' inside the cut: the cut must "
+			            "end after its last statement",
+			            (int)s->oplen, m->src + s->off + s->opdelta);
 			continue;
 		}
 		if (s->op != OP_BRA && s->op != OP_BRX)
 			continue;
 		if (s->op == OP_BRX) {
 			if (in)
-				refuse(p, m, f, i, spliced,
-				       "an indirect branch (brx) inside the "
-				       "cut");
+				plan_refuse(p, m, f, i, spliced,
+				            "an indirect branch (brx) inside the "
+				            "cut");
 			continue;
 		}
 		Str t = branch_target(m, s);
@@ -526,23 +503,25 @@ static void check_flow(ReplayPlan *p, const Module *m, const Func *f, uint32_t f
 			continue;
 		bool to_in = to >= first && to <= last;
 		if (in && !to_in && to != (int64_t)last + 1)
-			refuse(p, m, f, i, spliced,
-			       "%s: a branch to '%.*s' (s%lld) %s the cut",
-			       to <= (int64_t)i ? "a loop back edge leaving the cut"
-			                        : "a branch leaving the cut",
-			       (int)t.n, t.p, (long long)to,
-			       to < (int64_t)first ? "before" : "after");
+			plan_refuse(p, m, f, i, spliced,
+			            "%s: a branch to '%.*s' (s%lld) %s the cut",
+			            to <= (int64_t)i ? "a loop back edge leaving the cut"
+			                             : "a branch leaving the cut",
+			            (int)t.n, t.p, (long long)to,
+			            to < (int64_t)first ? "before" : "after");
 		else if (in && to == (int64_t)first)
-			refuse(p, m, f, i, spliced,
-			       "a loop back edge to the cut's first statement ('%.*s'): "
-			       "the state at the cut's start would be taken on every "
-			       "iteration; start the cut before the loop's label (a "
-			       "whole loop inside the cut replays)",
-			       (int)t.n, t.p);
+			plan_refuse(
+			    p, m, f, i, spliced,
+			    "a loop back edge to the cut's first statement ('%.*s'): "
+			    "the state at the cut's start would be taken on every "
+			    "iteration; start the cut before the loop's label (a "
+			    "whole loop inside the cut replays)",
+			    (int)t.n, t.p);
 		else if (!in && to_in && to != (int64_t)first)
-			refuse(p, m, f, i, spliced,
-			       "a branch from outside enters the cut at '%.*s' (s%lld)",
-			       (int)t.n, t.p, (long long)to);
+			plan_refuse(
+			    p, m, f, i, spliced,
+			    "a branch from outside enters the cut at '%.*s' (s%lld)",
+			    (int)t.n, t.p, (long long)to);
 	}
 }
 
@@ -556,7 +535,7 @@ static void check_scopes(ReplayPlan *p, const Module *m, const Func *f, size_t o
 		bool o = sc->open >= off && sc->open < end;
 		bool c = sc->close >= off && sc->close < end;
 		if (o != c || (!o && sc->open < off && sc->close >= end)) {
-			refuse(
+			plan_refuse(
 			    p, m, f, first, spliced,
 			    "the cut %s a '{ }' scope (lines of its own braces): it must "
 			    "hold whole scopes",
@@ -596,257 +575,18 @@ static void check_async(ReplayPlan *p, const Module *m, const Func *f, uint32_t 
 		}
 	}
 	if (wg >= 0)
-		refuse(
+		plan_refuse(
 		    p, m, f, (uint32_t)wg, false,
 		    "a wgmma group in flight at the cut's start: no 'wgmma.wait_group 0' "
 		    "between this wgmma and s%u, so the group's results land during the "
 		    "cut",
 		    first);
 	if (cp >= 0)
-		refuse(p, m, f, (uint32_t)cp, false,
-		       "an asynchronous copy in flight at the cut's start: no "
-		       "'cp.async.wait_group 0' or wait_all between this copy and s%u",
-		       first);
-}
-
-/* ---- 4. memory ------------------------------------------------------------------------
- */
-
-/* The manifest buffer of parameter field `off` of the launch, or -1. */
-static int field_buffer(const ReplayRequest *q, int64_t off)
-{
-	for (size_t i = 0; i < q->launch->nfields; i++) {
-		const MfField *fl = &q->launch->fields[i];
-		if (fl->kind == MF_P_BUFFER && fl->offset == off)
-			return fl->ref;
-	}
-	return -1;
-}
-
-static void push_int(void *vec, int x)
-{
-	VEC(int) *v = vec;
-	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i] == x)
-			return;
-	VEC_PUSH(*v, x);
-}
-
-/*
- * Which launch buffer a global access at statement s (of df's function)
- * is of: *buf the buffer, or -1 with *sym a module symbol; returns false
- * (with *why) when the facts cannot name one.
- */
-static bool access_of(const ReplayRequest *q, Dataflow *df, uint32_t s, int *buf,
-                      Str *sym, const char **why)
-{
-	Addr a;
-	*buf = -1;
-	*sym = str_of(NULL, 0);
-	int r = addr_resolve(df, s, &a);
-	if (r != 1) {
-		*why = r == 0 && a.why ? a.why : "no address operand";
-		return false;
-	}
-	if (a.base == AB_PARAM && a.param_ptr) {
-		*buf = field_buffer(q, a.param_off);
-		if (*buf < 0) {
-			*why = "the parameter field it is based on is no buffer of the "
-			       "manifest";
-			return false;
-		}
-		return true;
-	}
-	if (a.base == AB_SYMBOL) {
-		*sym = a.base_name;
-		return true;
-	}
-	*why = a.base == AB_SPECIAL || a.base == AB_ABSOLUTE ? "a constant address"
-	                                                     : "unresolved";
-	return false;
-}
-
-/* Every global/generic store of the original kernel that may write buffer
- * `buf` (or symbol `sym`): the first one, or -1. */
-static int64_t kernel_writes(const ReplayRequest *q, int buf, Str sym)
-{
-	for (uint32_t i = 0; i < q->fo->nstmt; i++) {
-		MemEffect me = df_mem_effect(q->dfo, i);
-		if (!(me.flags & (ME_STORE | ME_ATOMIC | ME_CALL)))
-			continue;
-		if (me.flags & ME_CALL)
-			return i;
-		Space sp = me.store;
-		if (sp != SP_GLOBAL && sp != SP_GENERIC)
-			continue;
-		int b;
-		Str s;
-		const char *why;
-		if (!access_of(q, q->dfo, i, &b, &s, &why))
-			return i; /* may write anything */
-		if (buf >= 0 ? b == buf : (b < 0 && str_eq(s, sym)))
-			return i;
-	}
-	return -1;
-}
-
-/*
- * A texture fetch at statement i whose object is a parameter field of the
- * launch over an array the manifest binds no surface to: no kernel can
- * write that array, so at every cut it holds what the layer initialised,
- * as the replay's own layer does, and the fetch reads the same texels
- * (the object itself is a field: rebased, or loaded in the cut from the
- * replay's parameter block).  Returns the array's index, or -1 for
- * anything else: a .texref, a handle the walk cannot place, an array some
- * surface may write.
- */
-static int tex_unwritten(const ReplayRequest *q, Walk *w, uint32_t i)
-{
-	const Module *m = w->m;
-	const Stmt *s = func_stmt(m, w->f, i);
-	if ((s->op != OP_TEX && s->op != OP_TLD4) || s->nopd < 2)
-		return -1;
-	uint32_t ai = stmt_opd_index(m, s, 1);
-	const Operand *a = &m->opds.v[ai];
-	if (a->kind != OPD_ADDR || !a->sub || m->opds.v[ai + 1].kind != OPD_REG)
-		return -1;
-	Val v = val_of_opd(w, i, ai + 1);
-	if (v.kind != RV_PARAM || v.param_off < 0)
-		return -1;
-	int64_t off = param_start(m, w->f, v.sym);
-	if (off < 0)
-		return -1;
-	off += v.param_off;
-	for (size_t k = 0; k < q->launch->nfields; k++) {
-		const MfField *fl = &q->launch->fields[k];
-		if (fl->kind == MF_P_TEXTURE && fl->offset == off && fl->ref >= 0 &&
-		    (size_t)fl->ref < q->mf->narrays)
-			return q->mf->arrays[fl->ref].surface ? -1 : fl->ref;
-	}
-	return -1;
-}
-
-static void check_memory(ReplayPlan *p, const ReplayRequest *q, Dataflow *df,
-                         uint32_t first, uint32_t last, bool spliced)
-{
-	const Module *m = df_module(df);
-	const Func *f = df_func(df);
-	Walk tw = {df, m, f, NULL, NULL, 0}; /* the texture objects' */
-	tw.memo = xcalloc(f->nstmt + 1, sizeof(Val));
-	tw.state = xcalloc(f->nstmt + 1, 1);
-	for (uint32_t i = first; i <= last; i++) {
-		const Stmt *s = func_stmt(m, f, i);
-		MemEffect me = df_mem_effect(df, i);
-		if (!me.flags)
-			continue;
-		if (me.flags & ME_BARRIER) {
-			if (s->op == OP_MBARRIER ||
-			    (s->op == OP_CP && stmt_has_mod(m, s, ".async")))
-				refuse(p, m, f, i, spliced,
-				       "'%.*s': asynchronous state replay does not take",
-				       (int)s->oplen, m->src + s->off + s->opdelta);
-			else if (s->op == OP_BAR || s->op == OP_BARRIER)
-				p->barriers++;
-			continue;
-		}
-		if (me.flags & ME_CALL) {
-			refuse(p, m, f, i, spliced, "a call inside the cut");
-			continue;
-		}
-		if (me.flags & ME_ATOMIC) {
-			refuse(p, m, f, i, spliced,
-			       "an atomic inside the cut: its result depends on the "
-			       "order of "
-			       "other threads");
-			continue;
-		}
-		if (s->op == OP_CP) {
-			refuse(p, m, f, i, spliced,
-			       "an asynchronous copy inside the cut");
-			continue;
-		}
-		for (int st = 0; st < 2; st++) {
-			bool store = st == 1;
-			if (!(me.flags & (store ? ME_STORE : ME_LOAD)))
-				continue;
-			Space sp = store ? me.store : me.load;
-			if (sp == SP_SHARED || sp == SP_CONST || sp == SP_PARAM)
-				continue; /* the shared state; the module's and the
-				             launch's */
-			if (sp == SP_LOCAL) {
-				refuse(p, m, f, i, spliced,
-				       "%s local memory (a spill: per-thread state the "
-				       "dump does "
-				       "not take)",
-				       store ? "writes" : "reads");
-				continue;
-			}
-			int ta = sp == SP_TEX && !store ? tex_unwritten(q, &tw, i) : -1;
-			if (ta >= 0) { /* an array no kernel writes: the layer's */
-				push_int(&p->textures, ta);
-				continue;
-			}
-			if (sp == SP_TEX || sp == SP_SURF) {
-				refuse(p, m, f, i, spliced,
-				       sp == SP_TEX ? "a texture fetch replay cannot "
-				                      "place: its object is "
-				                      "no texture field of the launch "
-				                      "over an array no "
-				                      "surface writes (arrays are not "
-				                      "part of the state)"
-				                    : "a surface access: arrays are not "
-				                      "part of the state "
-				                      "(neither taken at the cut's start "
-				                      "nor compared at "
-				                      "its end)");
-				continue;
-			}
-			int buf;
-			Str sym;
-			const char *why;
-			if (!access_of(q, df, i, &buf, &sym, &why)) {
-				refuse(p, m, f, i, spliced,
-				       "a global %s whose address the facts cannot place "
-				       "in one "
-				       "launch buffer (%s)",
-				       store ? "store" : "read", why);
-				continue;
-			}
-			ReplayAccess ac = {i, spliced, store, buf, NULL};
-			StrBuf w = STRBUF_INIT;
-			if (buf >= 0)
-				sb_addf(&w, "buffer '%s'", q->mf->buffers[buf].name);
-			else
-				sb_addf(&w, "symbol '%.*s'", (int)sym.n, sym.p);
-			ac.what = w.p;
-			VEC_PUSH(p->access, ac);
-			if (store) {
-				if (buf >= 0)
-					push_int(&p->buffers_out, buf);
-				else
-					refuse(p, m, f, i, spliced,
-					       "a store to module symbol '%.*s': replay "
-					       "compares "
-					       "launch buffers",
-					       (int)sym.n, sym.p);
-				continue;
-			}
-			int64_t wr = kernel_writes(q, buf, sym);
-			if (wr >= 0)
-				refuse(p, m, f, i, spliced,
-				       "reads %s, which the kernel may write (s%lld, "
-				       "line %u): "
-				       "its bytes at the cut are no state taken at the "
-				       "launch's "
-				       "start",
-				       ac.what, (long long)wr,
-				       func_stmt(q->mo, q->fo, (uint32_t)wr)->line);
-			else if (buf >= 0)
-				push_int(&p->buffers_in, buf);
-		}
-	}
-	free(tw.memo);
-	free(tw.state);
+		plan_refuse(
+		    p, m, f, (uint32_t)cp, false,
+		    "an asynchronous copy in flight at the cut's start: no "
+		    "'cp.async.wait_group 0' or wait_all between this copy and s%u",
+		    first);
 }
 
 /* ---- 5. shared memory -----------------------------------------------------------------
@@ -991,19 +731,21 @@ int replay_plan(const ReplayRequest *q, ReplayPlan *p, Err *e)
 			             q->s_first, true);
 	}
 	check_async(p, q->mo, q->fo, q->first);
-	check_memory(p, q, q->dfo, q->first, q->last, false);
+	plan_check_memory(p, q, q->dfo, q->first, q->last, false);
 	if (q->dfs != q->dfo)
-		check_memory(p, q, q->dfs, q->s_first, q->s_last, true);
+		plan_check_memory(p, q, q->dfs, q->s_first, q->s_last, true);
+	plan_join_spans(p);
+	plan_check_outside_writes(p, q);
 	find_shared(p, q);
 	/* the dump's records go before the first statement and after the last */
 	ProbeRecord at[2] = {{.at = q->first, .before = true}, {.at = q->last}};
 	for (int i = 0; i < 2; i++) {
 		Err pe = ERR_INIT;
 		if (probe_record_check(q->mo, q->fo, &at[i], &pe) < 0)
-			refuse(p, q->mo, q->fo, at[i].at, false,
-			       "the dump cannot store the state "
-			       "%s it: %s",
-			       i ? "after" : "before", err_msg(&pe));
+			plan_refuse(p, q->mo, q->fo, at[i].at, false,
+			            "the dump cannot store the state "
+			            "%s it: %s",
+			            i ? "after" : "before", err_msg(&pe));
 		err_release(&pe);
 	}
 	return 0;
@@ -1029,6 +771,9 @@ void replay_plan_release(ReplayPlan *p)
 	VEC_FREE(p->buffers_in);
 	VEC_FREE(p->textures);
 	VEC_FREE(p->buffers_out);
+	VEC_FREE(p->spans);
+	VEC_FREE(p->arrays_in);
+	VEC_FREE(p->arrays_out);
 	sb_release(&p->refused);
 	memset(p, 0, sizeof *p);
 }

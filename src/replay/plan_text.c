@@ -68,6 +68,27 @@ void replay_plan_text(const ReplayPlan *p, const Manifest *mf, StrBuf *o)
 		sb_addf(o, "  %ss%u %s %s\n", a->spliced ? "spliced " : "", a->stmt,
 		        a->store ? "writes" : "reads", a->what);
 	}
+	for (size_t i = 0; i < p->spans.n; i++) {
+		const ReplaySpan *sp = &p->spans.v[i];
+		sb_addf(
+		    o,
+		    "written:   buffer '%s' bytes %llu-%llu (%llu bytes, %s; %ss%u): at "
+		    "the launch's start and the end\n",
+		    mf->buffers[sp->buf].name, (unsigned long long)sp->lo,
+		    (unsigned long long)sp->hi - 1, (unsigned long long)(sp->hi - sp->lo),
+		    sp->bounded ? "bounded by the address facts" : "the whole buffer",
+		    sp->spliced ? "spliced " : "", sp->stmt);
+	}
+	for (size_t i = 0; i < p->arrays_in.n; i++) {
+		int a = p->arrays_in.v[i];
+		bool out = false;
+		for (size_t k = 0; k < p->arrays_out.n; k++)
+			out |= p->arrays_out.v[k] == a;
+		sb_addf(o, "array:     %s (%llu bytes): taken at the launch's start%s\n",
+		        mf->arrays[a].name,
+		        (unsigned long long)mf_array_bytes(&mf->arrays[a]),
+		        out ? ", written by the cut: compared at the end" : ", read");
+	}
 	if (p->textures.n) {
 		sb_adds(o, "textures: ");
 		for (size_t i = 0; i < p->textures.n; i++)
@@ -150,6 +171,26 @@ cJSON *replay_plan_json(const ReplayPlan *p, const Manifest *mf)
 	for (size_t i = 0; i < p->buffers_out.n; i++)
 		cJSON_AddItemToArray(
 		    bo, cJSON_CreateString(mf->buffers[p->buffers_out.v[i]].name));
+	cJSON *wr = cJSON_AddArrayToObject(o, "written");
+	for (size_t i = 0; i < p->spans.n; i++) {
+		const ReplaySpan *sp = &p->spans.v[i];
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "buffer", mf->buffers[sp->buf].name);
+		cJSON_AddNumberToObject(x, "offset", (double)sp->lo);
+		cJSON_AddNumberToObject(x, "bytes", (double)(sp->hi - sp->lo));
+		cJSON_AddBoolToObject(x, "bounded", sp->bounded);
+		cJSON_AddNumberToObject(x, "stmt", sp->stmt);
+		cJSON_AddBoolToObject(x, "spliced", sp->spliced);
+		cJSON_AddItemToArray(wr, x);
+	}
+	cJSON *ai = cJSON_AddArrayToObject(o, "arrays_in");
+	for (size_t i = 0; i < p->arrays_in.n; i++)
+		cJSON_AddItemToArray(
+		    ai, cJSON_CreateString(mf->arrays[p->arrays_in.v[i]].name));
+	cJSON *ao = cJSON_AddArrayToObject(o, "arrays_out");
+	for (size_t i = 0; i < p->arrays_out.n; i++)
+		cJSON_AddItemToArray(
+		    ao, cJSON_CreateString(mf->arrays[p->arrays_out.v[i]].name));
 	cJSON *tx = cJSON_AddArrayToObject(o, "textures");
 	for (size_t i = 0; i < p->textures.n; i++)
 		cJSON_AddItemToArray(

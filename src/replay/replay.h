@@ -4,19 +4,19 @@
  * the small module that loads it, runs the original's cut or the spliced
  * one, and stores the state at the cut's end (the replay module).
  *
- *   plan.c     (and plan_text.c, its text and JSON) the state plan of a cut: the
- * registers every thread carries into it and out of it, how each survives a replay in
- * another process, the block's shared memory, the global bytes it reads and writes, and
- * what the cut holds that replay cannot do (refusals, each with its statement) prep.c a
- * cut made ready: the recipe spliced into the original alone, both modules' dataflow, the
- * cut's range in each, the launch that runs the entry run.c      the GPU side, in a child
- * process: the dump (the instrumented original run once, the state read back) unless the
- * state is cached, then the replay module's two entries each from that state, their end
- * states back verdict.c  the proof (the original's entry reproduces the dumped end state
- * bit for bit) and the verdict (the spliced entry's end state against the original's), in
- * bisect's terms module.c   the replay module: two entries (the original's cut and the
- *              spliced one) over the state, and the probe records that take
- *              that state from the original module (the dump)
+ *   plan.c     (plan_mem.c its memory, plan_text.c its text and JSON) the state plan of a
+ * cut: the registers every thread carries into it and out of it, how each survives a
+ * replay in another process, the block's shared memory, the global bytes it reads and
+ * writes, and what the cut holds that replay cannot do (refusals, each with its
+ * statement) prep.c a cut made ready: the recipe spliced into the original alone, both
+ * modules' dataflow, the cut's range in each, the launch that runs the entry run.c the
+ * GPU side, in a child process: the dump (the instrumented original run once, the state
+ * read back) unless the state is cached, then the replay module's two entries each from
+ * that state, their end states back verdict.c  the proof (the original's entry reproduces
+ * the dumped end state bit for bit) and the verdict (the spliced entry's end state
+ * against the original's), in bisect's terms module.c   the replay module: two entries
+ * (the original's cut and the spliced one) over the state, and the probe records that
+ * take that state from the original module (the dump)
  *
  * The replay room builds on the probe layer (splice/probe.h): the dump's
  * registers are a probe plan (a record before the cut's first statement,
@@ -103,6 +103,19 @@ typedef struct {
 	char *what; /* "buffer 'weights' (parameter +40)", "symbol 'g'" */
 } ReplayAccess;
 
+/* Bytes [lo, hi) of launch buffer `buf` that a cut writes: taken at the
+ * launch's start (put back before each entry) and at the end of the
+ * entry's launch (the end state the proof compares), `at` bytes into the
+ * state's concatenation of every span. */
+typedef struct {
+	int buf;
+	uint64_t lo, hi;
+	uint32_t stmt; /* the first store of the cut that writes them */
+	bool spliced;  /* ... of the spliced cut */
+	bool bounded;  /* the address facts bound them (else: the whole buffer) */
+	uint64_t at;
+} ReplaySpan;
+
 typedef struct {
 	/* the cut: in the original, and in the spliced module */
 	uint32_t first, last;
@@ -114,7 +127,20 @@ typedef struct {
 	uint64_t shared_bytes;    /* one block's shared state, all variables */
 	VEC(ReplayAccess) access; /* global reads and writes of both cuts */
 	VEC(int) buffers_in;      /* buffers taken whole at the launch's start */
-	VEC(int) buffers_out;     /* buffers the cuts write (compared whole) */
+	VEC(int)
+	buffers_out; /* buffers the cuts write (compared whole
+	                between the entries) */
+	VEC(ReplaySpan)
+	spans;               /* the bytes of them the cuts write, by
+	                        buffer and offset, none overlapping */
+	uint64_t span_bytes; /* all spans' bytes */
+	VEC(int)
+	arrays_in; /* arrays taken whole at the launch's start and
+	              put back: those the cuts write, and those they
+	              read that an earlier launch may write */
+	VEC(int)
+	arrays_out; /* arrays the cuts write through a surface:
+	               compared whole at the end */
 	VEC(int)
 	textures;          /* arrays the cuts fetch through a texture, which
 	                      no surface writes (the layer's contents) */
@@ -253,13 +279,22 @@ typedef struct {
 	unsigned char **bufs; /* each plan->buffers_in, at the launch's start */
 	uint64_t *buf_len;
 	size_t nbufs;
+	/* the bytes the cuts write (plan->spans, concatenated): at the
+	 * launch's start and at the end of the entry's launch */
+	unsigned char *span_start, *span_end;
+	uint64_t span_len;
+	/* each plan->arrays_in at the launch's start, each plan->arrays_out
+	 * at the end of the entry's launch (rows packed) */
+	unsigned char **arr_start, **arr_end;
+	size_t narr_in, narr_out;
+	uint64_t *arr_len; /* [narr_in + narr_out]: the starts', then the ends' */
 } ReplayState;
 void replay_state_release(ReplayState *st);
 /* The state as one file's bytes, and back (-1 when the bytes are not a
  * state of this plan's sizes: a stale or foreign cache file). */
 void replay_state_write(const ReplayState *st, StrBuf *out);
 int replay_state_read(const unsigned char *p, size_t n, const ReplayPlan *plan,
-                      const ProbePlan *dp, ReplayState *st, Err *e);
+                      const Manifest *mf, const ProbePlan *dp, ReplayState *st, Err *e);
 /* The cache key of a state: sha256 of the dump module, the manifest's
  * bytes, and the contents of every input file it names. */
 int replay_state_key(const char *dump_ptx, size_t n, const Manifest *mf, char key[65],
@@ -270,6 +305,7 @@ typedef struct {
 	unsigned char *regs; /* the registers' buffer after the launch */
 	unsigned char *shared;
 	unsigned char **bufs; /* each plan->buffers_out */
+	unsigned char **arrs; /* each plan->arrays_out (rows packed) */
 	double ms;            /* the launch, CUDA events */
 } ReplayEnd;
 
@@ -308,22 +344,24 @@ void replay_run_release(ReplayRun *res, const ReplayPlan *plan);
 
 /*
  * Several cuts' states from one dump (replay_dump_records of each into
- * `all`): `all_state` is the state of `all` (regs of all's layout, the
- * shared areas one after the other, the union of the buffers read:
- * `all_bufs` their manifest indices); cut c's records start at record
- * rec0 and its shared area at `area`.  *out gets cut c's state as its own
- * dump plan `dp` lays it out.
+ * `all`): `all_state` is the state of `all` and of `all_plan` (regs of
+ * all's layout, the shared areas one after the other, the union of the
+ * buffers read and of the arrays taken, every cut's spans one after the
+ * other); cut c's records start at record rec0, its shared area at `area`
+ * and its spans at `span_at`.  *out gets cut c's state as its own dump
+ * plan `dp` lays it out.
  */
 void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
-                        const int *all_bufs, size_t rec0, uint64_t area,
-                        const ReplayPlan *p, const ProbePlan *dp, ReplayState *out);
+                        const ReplayPlan *all_plan, size_t rec0, uint64_t area,
+                        uint64_t span_at, const ReplayPlan *p, const ProbePlan *dp,
+                        ReplayState *out);
 
 /* One difference between two end states. */
 typedef struct {
 	bool any;
 	uint64_t
 	    count; /* values (registers x lanes, shared or buffer bytes) that differ */
-	const char *where; /* "register", "shared", "buffer" */
+	const char *where; /* "register", "shared", "buffer", "array" */
 	unsigned block[3];
 	unsigned warp, lane;
 	char what[160];    /* the register, or "arena+1234", "buffer 'plane'+16" */
@@ -367,11 +405,11 @@ int replay_run_many(const ReplayMany *job, ReplayVerdict *out, GpuStatus *status
 
 /* ---- the proof and the verdict (verdict.c) -------------------------------------- */
 
-/* The end state of entry `end` against the dump's (regs: the dump's
- * registers, shared: its shared state): the proof.  Global writes are not
- * in the dump: they are compared between the two entries only. */
-void replay_prove(const ReplayPlan *plan, const ProbePlan *dp, const ReplayState *st,
-                  const ReplayEnd *end, ReplayDiff *out);
+/* The end state of entry `end` against the dump's: the proof.  Registers,
+ * shared memory, then the bytes of every span (the buffer and byte that
+ * differ first), then each array the cuts write. */
+void replay_prove(const ReplayPlan *plan, const ProbePlan *dp, const Manifest *mf,
+                  const ReplayState *st, const ReplayEnd *end, ReplayDiff *out);
 /* The spliced entry's end state against the original's. */
 void replay_compare(const ReplayPlan *plan, const ProbePlan *dp, const Manifest *mf,
                     const ReplayEnd *orig, const ReplayEnd *spl, ReplayDiff *out);

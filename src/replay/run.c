@@ -51,6 +51,15 @@ void replay_state_release(ReplayState *st)
 		free(st->bufs[i]);
 	free(st->bufs);
 	free(st->buf_len);
+	free(st->span_start);
+	free(st->span_end);
+	for (size_t i = 0; i < st->narr_in; i++)
+		free(st->arr_start[i]);
+	for (size_t i = 0; i < st->narr_out; i++)
+		free(st->arr_end[i]);
+	free(st->arr_start);
+	free(st->arr_end);
+	free(st->arr_len);
 	memset(st, 0, sizeof *st);
 }
 
@@ -59,7 +68,7 @@ static void put64(StrBuf *o, uint64_t v)
 	sb_addn(o, &v, 8);
 }
 
-#define STATE_MAGIC "d4r-replay-state 1\n"
+#define STATE_MAGIC "d4r-replay-state 2\n"
 
 void replay_state_write(const ReplayState *st, StrBuf *o)
 {
@@ -74,6 +83,18 @@ void replay_state_write(const ReplayState *st, StrBuf *o)
 	for (size_t i = 0; i < st->nbufs; i++) {
 		put64(o, st->buf_len[i]);
 		sb_addn(o, st->bufs[i], st->buf_len[i]);
+	}
+	put64(o, st->span_len);
+	sb_addn(o, st->span_start, st->span_len);
+	sb_addn(o, st->span_end, st->span_len);
+	put64(o, st->narr_in);
+	put64(o, st->narr_out);
+	for (size_t i = 0; i < st->narr_in + st->narr_out; i++) {
+		unsigned char *a =
+		    i < st->narr_in ? st->arr_start[i] : st->arr_end[i - st->narr_in];
+		uint64_t n = a ? st->arr_len[i] : 0;
+		put64(o, n);
+		sb_addn(o, a, n);
 	}
 }
 
@@ -103,6 +124,31 @@ static int read_state(GpuRd *r, ReplayState *st)
 	st->buf_len = xcalloc(st->nbufs + 1, sizeof *st->buf_len);
 	for (size_t i = 0; i < st->nbufs; i++)
 		st->bufs[i] = take_span(r, &st->buf_len[i]);
+	st->span_len = gpu_rd_u64(r);
+	if (r->bad || st->span_len > r->n)
+		return -1;
+	const unsigned char *a = gpu_rd_span(r, st->span_len);
+	const unsigned char *b = gpu_rd_span(r, st->span_len);
+	if (!a || !b)
+		return -1;
+	st->span_start = xmalloc(st->span_len + 1);
+	st->span_end = xmalloc(st->span_len + 1);
+	memcpy(st->span_start, a, st->span_len);
+	memcpy(st->span_end, b, st->span_len);
+	st->narr_in = (size_t)gpu_rd_u64(r);
+	st->narr_out = (size_t)gpu_rd_u64(r);
+	if (r->bad || st->narr_in > 4096 || st->narr_out > 4096)
+		return -1;
+	st->arr_start = xcalloc(st->narr_in + 1, sizeof *st->arr_start);
+	st->arr_end = xcalloc(st->narr_out + 1, sizeof *st->arr_end);
+	st->arr_len = xcalloc(st->narr_in + st->narr_out + 1, sizeof *st->arr_len);
+	for (size_t i = 0; i < st->narr_in + st->narr_out && !r->bad; i++) {
+		unsigned char *c = take_span(r, &st->arr_len[i]);
+		if (i < st->narr_in)
+			st->arr_start[i] = c;
+		else
+			st->arr_end[i - st->narr_in] = c;
+	}
 	return r->bad ? -1 : 0;
 }
 
@@ -116,8 +162,22 @@ static uint64_t shared_bytes(const ReplayPlan *p)
 	return p->blocks * 2 * p->shared_bytes;
 }
 
+/* Does st hold each array of the plan, of its size? */
+static bool arrays_fit(const ReplayPlan *p, const Manifest *mf, const ReplayState *st)
+{
+	if (st->narr_in != p->arrays_in.n || st->narr_out != p->arrays_out.n)
+		return false;
+	for (size_t i = 0; i < st->narr_in + st->narr_out; i++) {
+		int a = i < st->narr_in ? p->arrays_in.v[i]
+		                        : p->arrays_out.v[i - st->narr_in];
+		if (st->arr_len[i] != mf_array_bytes(&mf->arrays[a]))
+			return false;
+	}
+	return true;
+}
+
 int replay_state_read(const unsigned char *p, size_t n, const ReplayPlan *plan,
-                      const ProbePlan *dp, ReplayState *st, Err *e)
+                      const Manifest *mf, const ProbePlan *dp, ReplayState *st, Err *e)
 {
 	memset(st, 0, sizeof *st);
 	size_t ml = strlen(STATE_MAGIC);
@@ -126,7 +186,8 @@ int replay_state_read(const unsigned char *p, size_t n, const ReplayPlan *plan,
 	GpuRd r = {p, n, ml, 0};
 	if (read_state(&r, st) < 0 || r.at != n || st->regs_len != regs_bytes(plan, dp) ||
 	    st->shared_len != shared_bytes(plan) || st->params_len != plan->param_size ||
-	    st->nbufs != plan->buffers_in.n) {
+	    st->nbufs != plan->buffers_in.n || !arrays_fit(plan, mf, st) ||
+	    st->span_len != plan->span_bytes) {
 		replay_state_release(st);
 		return err_set(e, "a replay state of other sizes");
 	}
@@ -244,11 +305,53 @@ static int dev_open(GpuChan *ch, const Manifest *mf, int device, Dev *d, Err *e)
 	gpu_chan_stage(ch, "context");
 	if (gpu_driver_load(e) < 0 || gpu_context_open(device, &d->ctx, e) < 0 ||
 	    gpu_layer_open(mf, &d->L, e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+	    gpu_cu_check(gpu_cu.cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate", e) < 0 ||
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev0, CU_EVENT_DEFAULT), "cuEventCreate",
 	                 e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev0, CU_EVENT_DEFAULT), "cuEventCreate", e) < 0 ||
-	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev1, CU_EVENT_DEFAULT), "cuEventCreate", e) < 0)
+	    gpu_cu_check(gpu_cu.cuEventCreate(&d->ev1, CU_EVENT_DEFAULT), "cuEventCreate",
+	                 e) < 0)
 		return -1;
+	return 0;
+}
+
+/* The bytes of every span of p, off the buffers, into out (the spans'
+ * concatenation), or onto them from in. */
+static int spans_read(const ReplayPlan *p, Dev *d, unsigned char *out, const char *what,
+                      Err *e)
+{
+	for (size_t k = 0; k < p->spans.n; k++) {
+		const ReplaySpan *s = &p->spans.v[k];
+		if (dtoh(out + s->at, gpu_layer_buffer(d->L, (size_t)s->buf) + s->lo,
+		         s->hi - s->lo, what, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int spans_write(const ReplayPlan *p, Dev *d, const unsigned char *in, Err *e)
+{
+	for (size_t k = 0; k < p->spans.n; k++) {
+		const ReplaySpan *s = &p->spans.v[k];
+		if (htod(gpu_layer_buffer(d->L, (size_t)s->buf) + s->lo, in + s->at,
+		         s->hi - s->lo, "putting back the bytes the cut writes", e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Each array of `which` (manifest indices) off the device into out[i]
+ * (malloc'd), its size into len[i]. */
+static int arrays_read(const Manifest *mf, Dev *d, const void *which, unsigned char **out,
+                       uint64_t *len, Err *e)
+{
+	const VEC(int) *w = which;
+	for (size_t i = 0; i < w->n; i++) {
+		len[i] = mf_array_bytes(&mf->arrays[w->v[i]]);
+		out[i] = xmalloc(len[i] + 1);
+		if (gpu_layer_array_read(d->L, (size_t)w->v[i], out[i], e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -292,13 +395,36 @@ static int take_state(const ReplayJob *j, Dev *d, Rec *r, ReplayState *st, Err *
 	st->params_len = mf->launches[j->launch].param_size;
 	st->params = xcalloc(1, st->params_len + 8);
 	gpu_layer_params(d->L, j->launch, st->params);
+	st->span_len = p->span_bytes;
+	st->span_start = xmalloc(st->span_len + 1);
+	st->span_end = xmalloc(st->span_len + 1);
+	st->narr_in = p->arrays_in.n;
+	st->narr_out = p->arrays_out.n;
+	st->arr_start = xcalloc(st->narr_in + 1, sizeof *st->arr_start);
+	st->arr_end = xcalloc(st->narr_out + 1, sizeof *st->arr_end);
+	st->arr_len = xcalloc(st->narr_in + st->narr_out + 1, sizeof *st->arr_len);
+	if (spans_read(p, d, st->span_start,
+	               "reading the bytes the cut writes at the "
+	               "launch's start",
+	               e) < 0 ||
+	    arrays_read(mf, d, &p->arrays_in, st->arr_start, st->arr_len, e) < 0)
+		return -1;
+	/* the entry's launch alone: the bytes and arrays the cut writes as it
+	 * ends (nothing else of the kernel writes them: the plan's rule) */
 	if (gpu_cu_check(gpu_cu.cuEventRecord(d->ev0, d->s), "cuEventRecord", e) < 0 ||
-	    gpu_layer_launch_range(d->L, &d->b, j->launch, mf->nlaunches, d->s, e) < 0 ||
+	    gpu_layer_launch_range(d->L, &d->b, j->launch, j->launch + 1, d->s, e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuEventRecord(d->ev1, d->s), "cuEventRecord", e) < 0 ||
 	    gpu_cu_check(gpu_cu.cuStreamSynchronize(d->s), "cuStreamSynchronize", e) <
 	        0 ||
 	    gpu_cu_check(gpu_cu.cuEventElapsedTime(&ms, d->ev0, d->ev1),
-	                 "cuEventElapsedTime", e) < 0)
+	                 "cuEventElapsedTime", e) < 0 ||
+	    spans_read(p, d, st->span_end, "reading the bytes the cut writes at its end",
+	               e) < 0 ||
+	    arrays_read(mf, d, &p->arrays_out, st->arr_end, st->arr_len + st->narr_in,
+	                e) < 0 ||
+	    gpu_layer_launch_range(d->L, &d->b, j->launch + 1, mf->nlaunches, d->s, e) <
+	        0 ||
+	    gpu_cu_check(gpu_cu.cuStreamSynchronize(d->s), "cuStreamSynchronize", e) < 0)
 		return -1;
 	st->regs = xmalloc(st->regs_len + 1);
 	st->shared = xmalloc(st->shared_len + 1);
@@ -409,6 +535,12 @@ static int entries(const RunItem *it, Dev *d, GpuChan *ch, ReplayEnd out[2], Err
 			         st->bufs[i], st->buf_len[i], "putting a buffer back",
 			         e) < 0)
 				goto out;
+		if (spans_write(p, d, st->span_start, e) < 0)
+			goto out;
+		for (size_t i = 0; i < st->narr_in; i++)
+			if (gpu_layer_array_write(d->L, (size_t)p->arrays_in.v[i],
+			                          st->arr_start[i], e) < 0)
+				goto out;
 		if (htod(d->regs, regs0, st->regs_len, "uploading the registers", e) <
 		        0 ||
 		    htod(d->shared, shared0, st->shared_len, "uploading the shared state",
@@ -440,6 +572,12 @@ static int entries(const RunItem *it, Dev *d, GpuChan *ch, ReplayEnd out[2], Err
 		en->regs = xmalloc(st->regs_len + 1);
 		en->shared = xmalloc(st->shared_len + 1);
 		en->bufs = xcalloc(p->buffers_out.n + 1, sizeof *en->bufs);
+		en->arrs = xcalloc(p->arrays_out.n + 1, sizeof *en->arrs);
+		uint64_t *alen = xcalloc(p->arrays_out.n + 1, sizeof *alen);
+		int ar = arrays_read(mf, d, &p->arrays_out, en->arrs, alen, e);
+		free(alen);
+		if (ar < 0)
+			goto out;
 		if (dtoh(en->regs, d->regs, st->regs_len, "reading the registers", e) <
 		        0 ||
 		    dtoh(en->shared, d->shared, st->shared_len,
@@ -466,14 +604,18 @@ out:
 	return rc;
 }
 
-static void end_release(ReplayEnd *en, size_t nbufs)
+static void end_release(ReplayEnd *en, const ReplayPlan *p)
 {
 	free(en->regs);
 	free(en->shared);
 	if (en->bufs)
-		for (size_t b = 0; b < nbufs; b++)
+		for (size_t b = 0; b < p->buffers_out.n; b++)
 			free(en->bufs[b]);
 	free(en->bufs);
+	if (en->arrs)
+		for (size_t a = 0; a < p->arrays_out.n; a++)
+			free(en->arrs[a]);
+	free(en->arrs);
 	memset(en, 0, sizeof *en);
 }
 
@@ -493,10 +635,13 @@ static int run_entries(const ReplayJob *j, Dev *d, Rec *r, const ReplayState *st
 		for (size_t i = 0; i < j->plan->buffers_out.n; i++)
 			sb_addn(&r->out, out[k].bufs[i],
 			        j->mf->buffers[j->plan->buffers_out.v[i]].size);
+		for (size_t i = 0; i < j->plan->arrays_out.n; i++)
+			sb_addn(&r->out, out[k].arrs[i],
+			        mf_array_bytes(&j->mf->arrays[j->plan->arrays_out.v[i]]));
 		rec_send(r);
 	}
 	for (int k = 0; k < 2; k++)
-		end_release(&out[k], j->plan->buffers_out.n);
+		end_release(&out[k], j->plan);
 	return rc;
 }
 
@@ -614,6 +759,11 @@ int replay_run(const ReplayJob *j, ReplayRun *res, Err *e)
 			for (size_t b = 0; b < p->buffers_out.n; b++)
 				en->bufs[b] = copy_span(
 				    &r, j->mf->buffers[p->buffers_out.v[b]].size);
+			en->arrs = xcalloc(p->arrays_out.n + 1, sizeof *en->arrs);
+			for (size_t a = 0; a < p->arrays_out.n; a++)
+				en->arrs[a] = copy_span(
+				    &r,
+				    mf_array_bytes(&j->mf->arrays[p->arrays_out.v[a]]));
 			if (!r.bad)
 				ends |= 1 << k;
 		} else if (tag == 'J') {
@@ -637,23 +787,35 @@ void replay_run_release(ReplayRun *res, const ReplayPlan *plan)
 {
 	free(res->message);
 	replay_state_release(&res->state);
-	for (int k = 0; k < 2; k++) {
-		free(res->end[k].regs);
-		free(res->end[k].shared);
-		if (res->end[k].bufs)
-			for (size_t b = 0; b < plan->buffers_out.n; b++)
-				free(res->end[k].bufs[b]);
-		free(res->end[k].bufs);
-	}
+	for (int k = 0; k < 2; k++)
+		end_release(&res->end[k], plan);
 	memset(res, 0, sizeof *res);
 }
 
 /* ---- 4. several cuts ------------------------------------------------------------- */
 
-void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
-                        const int *all_bufs, size_t rec0, uint64_t area,
-                        const ReplayPlan *p, const ProbePlan *dp, ReplayState *out)
+/* Copies of the arrays of `want` (manifest indices) out of `have`'s
+ * images have_img[0..) into out[0..), their sizes into len. */
+static void arrays_pick(const void *want, const void *have,
+                        unsigned char *const *have_img, const uint64_t *have_len,
+                        unsigned char **out, uint64_t *len)
 {
+	const VEC(int) *w = want, *h = have;
+	for (size_t i = 0; i < w->n; i++)
+		for (size_t k = 0; k < h->n; k++)
+			if (h->v[k] == w->v[i]) {
+				len[i] = have_len[k];
+				out[i] = xmalloc(len[i] + 1);
+				memcpy(out[i], have_img[k], len[i]);
+			}
+}
+
+void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
+                        const ReplayPlan *all_plan, size_t rec0, uint64_t area,
+                        uint64_t span_at, const ReplayPlan *p, const ProbePlan *dp,
+                        ReplayState *out)
+{
+	const int *all_bufs = all_plan->buffers_in.v;
 	memset(out, 0, sizeof *out);
 	out->regs_len = regs_bytes(p, dp);
 	out->regs = xcalloc(1, out->regs_len + 1);
@@ -690,15 +852,30 @@ void replay_state_split(const ReplayState *all_state, const ProbePlan *all,
 				out->bufs[i] = xmalloc(out->buf_len[i] + 1);
 				memcpy(out->bufs[i], all_state->bufs[k], out->buf_len[i]);
 			}
+	out->span_len = p->span_bytes;
+	out->span_start = xmalloc(out->span_len + 1);
+	out->span_end = xmalloc(out->span_len + 1);
+	memcpy(out->span_start, all_state->span_start + span_at, out->span_len);
+	memcpy(out->span_end, all_state->span_end + span_at, out->span_len);
+	out->narr_in = p->arrays_in.n;
+	out->narr_out = p->arrays_out.n;
+	out->arr_start = xcalloc(out->narr_in + 1, sizeof *out->arr_start);
+	out->arr_end = xcalloc(out->narr_out + 1, sizeof *out->arr_end);
+	out->arr_len = xcalloc(out->narr_in + out->narr_out + 1, sizeof *out->arr_len);
+	arrays_pick(&p->arrays_in, &all_plan->arrays_in, all_state->arr_start,
+	            all_state->arr_len, out->arr_start, out->arr_len);
+	arrays_pick(&p->arrays_out, &all_plan->arrays_out, all_state->arr_end,
+	            all_state->arr_len + all_state->narr_in, out->arr_end,
+	            out->arr_len + out->narr_in);
 }
 
-static const char *const wheres[] = {"", "register", "shared", "buffer"};
+static const char *const wheres[] = {"", "register", "shared", "buffer", "array"};
 
 static void put_diff(Rec *r, const ReplayDiff *d)
 {
 	ReplayDiff c = *d;
 	uint64_t w = 0;
-	for (uint64_t i = 1; i < 4; i++)
+	for (uint64_t i = 1; i < 5; i++)
 		if (d->where && !strcmp(d->where, wheres[i]))
 			w = i;
 	c.where = NULL;
@@ -712,7 +889,7 @@ static void get_diff(GpuRd *r, ReplayDiff *d)
 	const unsigned char *p = gpu_rd_span(r, sizeof *d);
 	if (p)
 		memcpy(d, p, sizeof *d);
-	d->where = w < 4 ? wheres[w] : "";
+	d->where = w < 5 ? wheres[w] : "";
 }
 
 static int many_child(void *argp, GpuChan *ch)
@@ -737,7 +914,7 @@ static int many_child(void *argp, GpuChan *ch)
 		err_clear(&e);
 		int er = entries(&it, &d, ch, out, &e);
 		if (er == 0) {
-			replay_prove(x->plan, x->dp, x->state, &out[0], &proof);
+			replay_prove(x->plan, x->dp, j->mf, x->state, &out[0], &proof);
 			if (!proof.any)
 				replay_compare(x->plan, x->dp, j->mf, &out[0], &out[1],
 				               &verdict);
@@ -754,7 +931,7 @@ static int many_child(void *argp, GpuChan *ch)
 		rec_f64(&r, out[1].ms);
 		rec_send(&r);
 		for (int k = 0; k < 2; k++)
-			end_release(&out[k], x->plan->buffers_out.n);
+			end_release(&out[k], x->plan);
 		if (er < 0 && gpu_cu_is_fault(gpu_cu_last_error)) {
 			d.lost = true;
 			goto fail;

@@ -3,20 +3,22 @@
  *
  * The proof: the original's entry, run from the dumped start state, must
  * leave the end state the dump recorded, bit for bit: every live-out of
- * every lane (the end record) and every block's shared memory at the
- * cut's end.  When it does not, the state the dump took is not all the cut
- * depends on (or the cut is not deterministic), and no verdict is given.
- * The verdict: the spliced entry's end state against the original entry's,
- * registers first (in the probe layer's (warp, lane, value) order, as
- * bisect reports a first difference), then shared memory, then the
- * buffers the cut writes.
+ * every lane (the end record), every block's shared memory at the cut's
+ * end, the bytes of the launch buffers the cut writes (the plan's spans,
+ * as the buffer held them when the entry's launch ended) and the arrays
+ * it writes through a surface.  When it does not, the state the dump took is not all the
+ * cut depends on (or the cut is not deterministic), and no verdict is given. The verdict:
+ * the spliced entry's end state against the original entry's, registers first (in the
+ * probe layer's (warp, lane, value) order, as bisect reports a first difference), then
+ * shared memory, then the buffers the cut writes.
  *
  * Decisions:
  *  - Differences are reported in bisect's terms: block coordinates, warp
  *    in the block, lane, the register, both values as the probe layer
  *    prints them and their distance in ulps (probe_distance), and how many
- *    values differ.  Shared memory and buffers have no lanes: the block,
- *    the variable (buffer) and the byte offset.
+ *    values differ.  Shared memory, buffers and arrays have no lanes: the
+ *    block (shared memory), the variable, buffer or array and the byte
+ *    offset (an array's rows packed).
  */
 #include "replay/replay.h"
 
@@ -93,13 +95,81 @@ static void shared_diff(const ReplayPlan *p, const unsigned char *a,
 	snprintf(d->b, sizeof d->b, "0x%02x", y[first_off]);
 }
 
-void replay_prove(const ReplayPlan *p, const ProbePlan *dp, const ReplayState *st,
-                  const ReplayEnd *end, ReplayDiff *d)
+/* Bytes a[0..n) against b[0..n): how many differ, the first at *first. */
+static uint64_t bytes_diff(const unsigned char *a, const unsigned char *b, uint64_t n,
+                           uint64_t *first)
+{
+	uint64_t count = 0;
+	if (!memcmp(a, b, n))
+		return 0;
+	for (uint64_t k = 0; k < n; k++)
+		if (a[k] != b[k] && !count++)
+			*first = k;
+	return count;
+}
+
+static void byte_diff(ReplayDiff *d, const char *where, const char *kind,
+                      const char *name, uint64_t off, uint64_t count, unsigned char x,
+                      unsigned char y)
+{
+	d->any = true;
+	d->count = count;
+	d->where = where;
+	snprintf(d->what, sizeof d->what, "%s '%s'+%llu", kind, name,
+	         (unsigned long long)off);
+	snprintf(d->a, sizeof d->a, "0x%02x", x);
+	snprintf(d->b, sizeof d->b, "0x%02x", y);
+}
+
+/* The arrays the cuts write: a[i] against b[i], each rows packed. */
+static void arrays_diff(const ReplayPlan *p, const Manifest *mf, unsigned char *const *a,
+                        unsigned char *const *b, ReplayDiff *d)
+{
+	for (size_t i = 0; i < p->arrays_out.n && !d->any; i++) {
+		const MfArray *ar = &mf->arrays[p->arrays_out.v[i]];
+		uint64_t first = 0,
+		         count = bytes_diff(a[i], b[i], mf_array_bytes(ar), &first);
+		if (count)
+			byte_diff(d, "array", "array", ar->name, first, count,
+			          a[i][first], b[i][first]);
+	}
+}
+
+void replay_prove(const ReplayPlan *p, const ProbePlan *dp, const Manifest *mf,
+                  const ReplayState *st, const ReplayEnd *end, ReplayDiff *d)
 {
 	memset(d, 0, sizeof *d);
 	regs_diff(p, dp, st->regs, end->regs, d);
 	if (!d->any)
 		shared_diff(p, st->shared, end->shared, d);
+	/* the bytes the cuts write: the entry's buffer at each span against
+	 * the dump's bytes at the end of the entry's launch */
+	uint64_t count = 0, first = 0;
+	const ReplaySpan *at = NULL;
+	const unsigned char *buf_at = NULL;
+	for (size_t k = 0; k < p->spans.n && !d->any; k++) {
+		const ReplaySpan *s = &p->spans.v[k];
+		size_t bi = 0;
+		while (bi < p->buffers_out.n && p->buffers_out.v[bi] != s->buf)
+			bi++;
+		if (bi == p->buffers_out.n)
+			continue;
+		uint64_t f = 0;
+		uint64_t c = bytes_diff(st->span_end + s->at, end->bufs[bi] + s->lo,
+		                        s->hi - s->lo, &f);
+		if (c && !at) {
+			at = s;
+			first = f;
+			buf_at = end->bufs[bi];
+		}
+		count += c;
+	}
+	if (at)
+		byte_diff(d, "buffer", "buffer", mf->buffers[at->buf].name,
+		          at->lo + first, count, st->span_end[at->at + first],
+		          buf_at[at->lo + first]);
+	if (!d->any)
+		arrays_diff(p, mf, st->arr_end, end->arrs, d);
 }
 
 void replay_compare(const ReplayPlan *p, const ProbePlan *dp, const Manifest *mf,
@@ -114,22 +184,15 @@ void replay_compare(const ReplayPlan *p, const ProbePlan *dp, const Manifest *mf
 		return;
 	for (size_t i = 0; i < p->buffers_out.n; i++) {
 		const MfBuffer *b = &mf->buffers[p->buffers_out.v[i]];
-		const unsigned char *x = o->bufs[i], *y = s->bufs[i];
-		uint64_t count = 0, first = 0;
-		for (uint64_t k = 0; k < b->size; k++)
-			if (x[k] != y[k] && !count++)
-				first = k;
-		if (!count)
-			continue;
-		d->any = true;
-		d->count = count;
-		d->where = "buffer";
-		snprintf(d->what, sizeof d->what, "buffer '%s'+%llu", b->name,
-		         (unsigned long long)first);
-		snprintf(d->a, sizeof d->a, "0x%02x", x[first]);
-		snprintf(d->b, sizeof d->b, "0x%02x", y[first]);
-		return;
+		uint64_t first = 0,
+		         count = bytes_diff(o->bufs[i], s->bufs[i], b->size, &first);
+		if (count) {
+			byte_diff(d, "buffer", "buffer", b->name, first, count,
+			          o->bufs[i][first], s->bufs[i][first]);
+			return;
+		}
 	}
+	arrays_diff(p, mf, o->arrs, s->arrs, d);
 }
 
 void replay_diff_text(const ReplayDiff *d, StrBuf *o)

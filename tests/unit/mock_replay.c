@@ -67,3 +67,55 @@ static void replay_stores(const MockFunc *mf, uint64_t warps)
 			}
 	}
 }
+
+/*
+ * What a launch of function mf writes to the layer's memory, by markers
+ * (params: its parameter block):
+ *   "// mock: global-write P OFF V" in mf's body: byte V at OFF into the
+ *     buffer whose address is the parameter block's 8 bytes at P;
+ *   "// mock: surface-write P OFF V" in mf's body: byte V at OFF into the
+ *     array (rows packed) of the surface object at P;
+ *   "// mock: dump-global-write NAME P OFF V", "// mock: dump-surface-write
+ *     NAME P OFF V" anywhere in the module: the same, in a launch of the
+ *     function named NAME only (a write the dump's kernel does and no
+ *     replay entry, whose module does not hold the marker).
+ */
+static void mock_writes(const MockFunc *mf, const unsigned char *params, size_t size)
+{
+	const char *text = mf->mod->text;
+	char ent[96];
+	snprintf(ent, sizeof ent, ".entry %s(", mf->name);
+	const char *body = strstr(text, ent);
+	const char *body_end = body ? strstr(body + 1, ".entry ") : NULL;
+	if (body && !body_end)
+		body_end = body + strlen(body);
+	static const char *const marks[] = {
+	    "// mock: global-write ", "// mock: surface-write ",
+	    "// mock: dump-global-write ", "// mock: dump-surface-write "};
+	for (int k = 0; k < 4; k++) {
+		size_t ml = strlen(marks[k]);
+		for (const char *p = text; (p = strstr(p, marks[k])) != NULL; p += ml) {
+			unsigned long long P, off;
+			unsigned v;
+			char name[96] = "";
+			if (k < 2) {
+				if (!body || p < body || p >= body_end ||
+				    sscanf(p + ml, "%llu %llu %u", &P, &off, &v) != 3)
+					continue;
+			} else if (sscanf(p + ml, "%95s %llu %llu %u", name, &P, &off,
+			                  &v) != 4 ||
+			           strcmp(name, mf->name))
+				continue;
+			if (!params || P + 8 > size)
+				continue;
+			uint64_t h = rd64(params + P);
+			if (k % 2 == 0)
+				((unsigned char *)(uintptr_t)h)[off] = (unsigned char)v;
+			else if (h >= 1 && h <= 64 && objects[h - 1] &&
+			         off < (unsigned long long)objects[h - 1]->w *
+			                   objects[h - 1]->h * objects[h - 1]->ch *
+			                   objects[h - 1]->es)
+				objects[h - 1]->p[off] = (unsigned char)v;
+		}
+	}
+}

@@ -702,6 +702,8 @@ static CUresult m_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	} else if (!strcmp(mf->name, "spin")) {
 		pending_spin = 1;
 	}
+	if (!sticky && !pending_spin)
+		mock_writes(mf, params, size);
 	if (!sticky && !pending_spin && !strncmp(mf->name, "__d4r_replay_", 13))
 		replay_stores(mf, (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32));
 	else if (!sticky && !pending_spin)

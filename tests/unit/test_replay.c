@@ -52,20 +52,20 @@ static const char kernel[] =
     "and.b64 %rd8, %rd6, -16;\n"          /* s11: a masked address */
     "mov.u32 %r5, 0;\n"                   /* s12 */
     "$L_loop:\n"
-    "add.s32 %r5, %r5, 1;\n"           /* s13 */
-    "setp.lt.u32 %p1, %r5, 4;\n"       /* s14 */
-    "@%p1 bra $L_loop;\n"              /* s15 */
-    "add.s32 %r13, %r5, 0;\n"          /* s16 */
-    "ld.global.u32 %r6, [%rd6];\n"     /* s17: reads a */
-    "ld.shared.u32 %r7, [%r4];\n"      /* s18 */
-    "add.s32 %r8, %r6, %r7;\n"         /* s19 */
-    "st.global.u32 [%rd7], %r8;\n"     /* s20: writes b */
-    "ld.global.u32 %r9, [%rd7+4];\n"   /* s21: reads b */
-    "ld.global.u32 %r10, [%rd8];\n"    /* s22 */
-    "add.s32 %r11, %r9, %r10;\n"       /* s23 */
-    "st.global.u32 [%rd7+8], %r11;\n"  /* s24 */
-    "add.s32 %r12, %r11, %r5;\n"       /* s25 */
-    "st.global.u32 [%rd7+12], %r12;\n" /* s26 */
+    "add.s32 %r5, %r5, 1;\n"             /* s13 */
+    "setp.lt.u32 %p1, %r5, 4;\n"         /* s14 */
+    "@%p1 bra $L_loop;\n"                /* s15 */
+    "add.s32 %r13, %r5, 0;\n"            /* s16 */
+    "ld.global.u32 %r6, [%rd6];\n"       /* s17: reads a */
+    "ld.shared.u32 %r7, [%r4];\n"        /* s18 */
+    "add.s32 %r8, %r6, %r7;\n"           /* s19 */
+    "st.global.u32 [%rd7], %r8;\n"       /* s20: writes b */
+    "ld.global.u32 %r9, [%rd7+4];\n"     /* s21: reads b */
+    "ld.global.u32 %r10, [%rd8];\n"      /* s22 */
+    "add.s32 %r11, %r9, %r10;\n"         /* s23 */
+    "st.global.u32 [%rd7+1024], %r11;\n" /* s24 */
+    "add.s32 %r12, %r11, %r5;\n"         /* s25 */
+    "st.global.u32 [%rd7+1032], %r12;\n" /* s26 */
     "ret;\n"
     "}\n"
     "\n"
@@ -166,7 +166,7 @@ static bool refused(const Fix *x, const char *what)
 	return hit;
 }
 
-/* s17-s19: a read of a, a shared read, a write of b. */
+/* s17-s20: a read of a, a shared read, a write of b. */
 static void test_replay__addresses_rebased(void **state)
 {
 	(void)state;
@@ -174,6 +174,14 @@ static void test_replay__addresses_rebased(void **state)
 	plan_of(&x, "k", 17, 20);
 	if (x.plan.nrefused)
 		fail_msg("refused: %s", x.plan.refused.p);
+	/* s20's bytes: %tid.x (0-63) x 4, 4 bytes each: 0-255 of b */
+	assert_int_equal(x.plan.spans.n, 1);
+	assert_int_equal(x.plan.spans.v[0].buf, 1);
+	assert_int_equal(x.plan.spans.v[0].lo, 0);
+	assert_int_equal(x.plan.spans.v[0].hi, 63 * 4 + 4);
+	assert_true(x.plan.spans.v[0].bounded);
+	assert_int_equal(x.plan.spans.v[0].stmt, 20);
+	assert_int_equal(x.plan.span_bytes, 256);
 	assert_int_equal(x.plan.live_in.n, 3);
 	const ReplayReg *a = live_in(&x, "%rd6"), *b = live_in(&x, "%rd7"),
 	                *s = live_in(&x, "%r4");
@@ -285,11 +293,29 @@ static void test_replay__buffer_the_kernel_writes(void **state)
 	assert_true(refused(&x, "s21 (line 36): reads buffer 'b', which the kernel may "
 	                        "write (s20, line 35)"));
 	fix_release(&x);
-	/* s25-s25 write b and read nothing of it: compared, not refused */
+	/* s25-s26 write b (bytes 1032-1287) and read nothing of it: compared,
+	 * and refused only for s24, outside the cut, whose bytes 1024-1279
+	 * overlap them (s20's 0-255 do not) */
 	plan_of(&x, "k", 25, 26);
-	assert_int_equal(x.plan.nrefused, 0);
+	assert_int_equal(x.plan.nrefused, 1);
+	assert_true(refused(&x,
+	                    "s24 (line 39): writes bytes of buffer 'b' the cut writes "
+	                    "too, outside the cut: their end state"));
 	assert_int_equal(x.plan.buffers_in.n, 0);
 	assert_int_equal(x.plan.buffers_out.n, 1);
+	assert_int_equal(x.plan.spans.n, 1);
+	assert_int_equal(x.plan.spans.v[0].lo, 1032);
+	assert_int_equal(x.plan.spans.v[0].hi, 1032 + 63 * 4 + 4);
+	fix_release(&x);
+	/* s23-s26: both stores inside, their bytes joined into one span */
+	plan_of(&x, "k", 23, 26);
+	if (x.plan.nrefused)
+		fail_msg("refused: %s", x.plan.refused.p);
+	assert_int_equal(x.plan.spans.n, 1);
+	assert_int_equal(x.plan.spans.v[0].lo, 1024);
+	assert_int_equal(x.plan.spans.v[0].hi, 1032 + 63 * 4 + 4);
+	assert_int_equal(x.plan.spans.v[0].stmt, 24);
+	assert_int_equal(x.plan.span_bytes, 1032 + 256 - 1024);
 	fix_release(&x);
 }
 
