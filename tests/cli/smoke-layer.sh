@@ -5,6 +5,11 @@
 #                        tests/unit/test_gpu_launch.c into $T/libcuda-mock.so
 #                        and exports D4R_LIBCUDA (skips the test when it
 #                        cannot be built)
+#   capture_program OUT  builds tests/capture/stand-in-program.c (a program
+#                        that loads a module and launches it through the
+#                        stand-in driver, calling capture's tap where CUPTI
+#                        would) into OUT, with the sanitizer of a sanitizer
+#                        build's libd4r-capture.so ($D4R_BUILD)
 #   smoke_layer DIR      a repository in DIR: layer "smoke" (recipes/smoke/
 #                        layer.json), its module corpus/smoke/smoke.ptx with one
 #                        mma phase in entry "pattern", the oracle frame the
@@ -32,6 +37,21 @@ stand_in_driver() {
 	"$cc" -std=c11 -D_GNU_SOURCE -shared -fPIC -DD4R_MOCK_SO -I"$inc" -I"$TOP/tests" -I"$TOP/tests/unit" \
 		-o "$T/libcuda-mock.so" "$T/mock.c" || fail "cannot build the stand-in driver"
 	export D4R_LIBCUDA="$T/libcuda-mock.so" XDG_CACHE_HOME="$T/cache"
+}
+
+capture_program() {
+	local out=$1 san= inc=${CUDA_HOME:-/usr/local/cuda}/include
+	# A sanitizer build's library (make asan) runs only in a program that
+	# loads the sanitizer's runtime first: build the program with it too.
+	# The program stands for a user's, whose leaks are not ours (it keeps
+	# its module loaded to the end): leak checks stay on for d4r-splice.
+	if ldd "$D4R_BUILD/libd4r-capture.so" 2>/dev/null | grep -q libasan; then
+		printf 'const char *__asan_default_options(void) { return "detect_leaks=0"; }\n' \
+			>"$out.noleak.c"
+		san="-fsanitize=address,undefined $out.noleak.c"
+	fi
+	"${CC:-cc}" $san -std=c11 -D_GNU_SOURCE -I"$TOP/src" -I"$inc" -o "$out" \
+		"$TOP/tests/capture/stand-in-program.c" -ldl || fail "cannot build the stand-in program"
 }
 
 smoke_oracle() {

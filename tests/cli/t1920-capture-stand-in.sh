@@ -15,18 +15,7 @@ smoke_layer "$T/repo"
 stand_in_driver
 LIB=$D4R_BUILD/libd4r-capture.so
 [ -f "$LIB" ] || fail "no $LIB: make builds it beside the program"
-inc=${CUDA_HOME:-/usr/local/cuda}/include
-# A sanitizer build's library (make asan) runs only in a program that loads
-# the sanitizer's runtime first: build the program with it too.
-san=
-# The program stands for a user's, whose leaks are not ours (it keeps its
-# module loaded to the end): leak checks stay on for d4r-splice alone.
-if ldd "$LIB" 2>/dev/null | grep -q libasan; then
-	printf 'const char *__asan_default_options(void) { return "detect_leaks=0"; }\n' >"$T/noleak.c"
-	san="-fsanitize=address,undefined $T/noleak.c"
-fi
-"${CC:-cc}" $san -std=c11 -D_GNU_SOURCE -I"$TOP/src" -I"$inc" -o "$T/prog" \
-	"$TOP/tests/capture/stand-in-program.c" -ldl || fail "cannot build the stand-in program"
+capture_program "$T/prog"
 # The stand-in program calls the tap itself: CUPTI only has to be found.
 "${CC:-cc}" -shared -fPIC -o "$T/libcupti-stand-in.so" -x c /dev/null ||
 	fail "cannot build the CUPTI stand-in"

@@ -202,8 +202,7 @@ json profile 0 "$D4R" profile smoke --phase 1 --runs 1 --json
 json replay 0 "$D4R" replay smoke --phase 1 --plan --json
 # capture on the stand-in: tests/capture/stand-in-program.c calls the tap
 # where CUPTI would (t1920); its printing goes to stderr, not the document
-"${CC:-cc}" -std=c11 -D_GNU_SOURCE -I"$TOP/src" -I"${CUDA_HOME:-/usr/local/cuda}/include" \
-	-o "$T/capprog" "$TOP/tests/capture/stand-in-program.c" -ldl || fail "cannot build the stand-in program"
+capture_program "$T/capprog"
 "${CC:-cc}" -shared -fPIC -o "$T/libcupti-stand-in.so" -x c /dev/null || fail "cannot build the CUPTI stand-in"
 export D4R_LIBCUPTI=$T/libcupti-stand-in.so
 json capture 0 "$D4R" capture --json -o "$T/capj" -- "$T/capprog" "$M" attrs
