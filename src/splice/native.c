@@ -188,19 +188,7 @@ static char *input(Gen *g, OpdRole r, uint32_t reg)
 	return fmt("%%{%s[%zu]}", f->name, f->regs.n - 1);
 }
 
-static int refuse(Gen *g, const char *f, ...) PRINTF_LIKE(2, 3);
-static int refuse(Gen *g, const char *f, ...)
-{
-	if (g->err.n)
-		return -1;
-	va_list ap;
-	va_start(ap, f);
-	char buf[1024];
-	vsnprintf(buf, sizeof buf, f, ap);
-	va_end(ap);
-	sb_adds(&g->err, buf);
-	return -1;
-}
+#define refuse(g, ...) native_refuse(&(g)->err, __VA_ARGS__)
 
 /* The template's zero of a register type: its name, or NULL when the type
  * has no literal zero the generator writes (then the word is an input). */
@@ -921,6 +909,19 @@ out:
 }
 
 /* ---- what the wgmma generator shares (native_internal.h) ------------------- */
+
+int native_refuse(StrBuf *err, const char *f, ...)
+{
+	if (err->n)
+		return -1;
+	va_list ap;
+	va_start(ap, f);
+	char buf[1024];
+	vsnprintf(buf, sizeof buf, f, ap);
+	va_end(ap);
+	sb_adds(err, buf);
+	return -1;
+}
 
 void native_formals_header(const NativeFormal *v, size_t n, const char *const *order,
                            size_t norder, StrBuf *t)

@@ -22,6 +22,10 @@ typedef struct {
 	VEC(uint32_t) regs;
 } NativeFormal;
 
+/* The first reason a generator refuses a phase: formatted into *err unless
+ * it holds one already; -1. */
+int native_refuse(StrBuf *err, const char *f, ...) PRINTF_LIKE(2, 3);
+
 /* The template's "//! in ..." lines: the single formals in their order,
  * then the lists in `order` (names). */
 void native_formals_header(const NativeFormal *v, size_t n, const char *const *order,

@@ -162,19 +162,7 @@ static void name_of(WGen *g, uint32_t reg, const char *prefix, bool list, char *
 	snprintf(out, n, "%%{%s}", f->name);
 }
 
-static int wrefuse(WGen *g, const char *f, ...) PRINTF_LIKE(2, 3);
-static int wrefuse(WGen *g, const char *f, ...)
-{
-	if (g->err.n)
-		return -1;
-	va_list ap;
-	va_start(ap, f);
-	char buf[512];
-	vsnprintf(buf, sizeof buf, f, ap);
-	va_end(ap);
-	sb_adds(&g->err, buf);
-	return -1;
-}
+#define wrefuse(g, ...) native_refuse(&(g)->err, __VA_ARGS__)
 
 /* The registers of operand i (a vector) of statement s, in order. */
 static uint32_t vec_regs(Dataflow *df, const Stmt *s, unsigned i, uint32_t *out,
