@@ -66,7 +66,6 @@
 #include "template.h"
 
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
