@@ -96,7 +96,7 @@ typedef struct {
 	Dataflow *df;
 	const PhaseOperands *po;
 	VEC(Local) locals; /* in order of creation; names are prefix + index */
-	VEC(GFormal) formals;
+	NativeFormals formals;
 	char **wname; /* per word: its name in the template */
 	/* per load: reloaded, the names of its destination elements */
 	bool *reload;
@@ -136,17 +136,9 @@ static char *local(Gen *g, const char *prefix, Str type)
 
 static GFormal *formal(Gen *g, const char *name, uint32_t bits, uint8_t dir, bool list)
 {
-	for (size_t i = 0; i < g->formals.n; i++)
-		if (!strcmp(g->formals.v[i].name, name))
-			return &g->formals.v[i];
-	GFormal f;
-	memset(&f, 0, sizeof f);
-	snprintf(f.name, sizeof f.name, "%s", name);
-	snprintf(f.type, sizeof f.type, ".b%u", bits);
-	f.dir = dir;
-	f.list = list;
-	VEC_PUSH(g->formals, f);
-	return &g->formals.v[g->formals.n - 1];
+	char type[8];
+	snprintf(type, sizeof type, ".b%u", bits);
+	return native_formal(&g->formals, name, type, dir, list);
 }
 
 static const RegInfo *reg_info(Gen *g, uint32_t reg)
@@ -909,6 +901,22 @@ out:
 }
 
 /* ---- what the wgmma generator shares (native_internal.h) ------------------- */
+
+NativeFormal *native_formal(NativeFormals *v, const char *name, const char *type, uint8_t dir,
+                            bool list)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i].name, name))
+			return &v->v[i];
+	NativeFormal f;
+	memset(&f, 0, sizeof f);
+	snprintf(f.name, sizeof f.name, "%s", name);
+	snprintf(f.type, sizeof f.type, "%s", type);
+	f.dir = dir;
+	f.list = list;
+	VEC_PUSH(*v, f);
+	return &v->v[v->n - 1];
+}
 
 int native_refuse(StrBuf *err, const char *f, ...)
 {

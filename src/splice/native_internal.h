@@ -21,6 +21,12 @@ typedef struct {
 	bool list;
 	VEC(uint32_t) regs;
 } NativeFormal;
+typedef VEC(NativeFormal) NativeFormals;
+
+/* The formal called name in v, made (with type, dir and list) when there
+ * is none yet. */
+NativeFormal *native_formal(NativeFormals *v, const char *name, const char *type, uint8_t dir,
+                            bool list);
 
 /* The first reason a generator refuses a phase: formatted into *err unless
  * it holds one already; -1. */

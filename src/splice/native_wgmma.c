@@ -79,7 +79,7 @@ typedef struct {
 	Dataflow *df;
 	const WgmmaFacts *wf;
 	const CutInterface *cut;
-	VEC(WFormal) formals;
+	NativeFormals formals;
 	StrBuf err;
 } WGen;
 
@@ -94,17 +94,7 @@ static bool has_reg(const CutReg *v, size_t n, uint32_t reg)
 static WFormal *wformal(WGen *g, const char *name, const char *type, uint8_t dir,
                         bool list)
 {
-	for (size_t i = 0; i < g->formals.n; i++)
-		if (!strcmp(g->formals.v[i].name, name))
-			return &g->formals.v[i];
-	WFormal f;
-	memset(&f, 0, sizeof f);
-	snprintf(f.name, sizeof f.name, "%s", name);
-	snprintf(f.type, sizeof f.type, "%s", type);
-	f.dir = dir;
-	f.list = list;
-	VEC_PUSH(g->formals, f);
-	return &g->formals.v[g->formals.n - 1];
+	return native_formal(&g->formals, name, type, dir, list);
 }
 
 /* The template name of module register `reg` read or written by the
