@@ -42,6 +42,20 @@ static const CUpti_CallbackId launch_cbids[] = {
 };
 
 /* The launch in a callback's parameters; false for a graph launch. */
+/* The fields cuLaunchKernel's and cuLaunchCooperativeKernel's parameter
+ * structs share, by the same names. */
+#define LAUNCH_OF(l, p)                                                             \
+	do {                                                                        \
+		(l)->f = (p)->f;                                                    \
+		(l)->grid[0] = (p)->gridDimX, (l)->grid[1] = (p)->gridDimY;         \
+		(l)->grid[2] = (p)->gridDimZ;                                       \
+		(l)->block[0] = (p)->blockDimX, (l)->block[1] = (p)->blockDimY;     \
+		(l)->block[2] = (p)->blockDimZ;                                     \
+		(l)->shared = (p)->sharedMemBytes;                                  \
+		(l)->stream = (p)->hStream;                                         \
+		(l)->kernel_params = (p)->kernelParams;                             \
+	} while (0)
+
 static bool launch_of(CUpti_CallbackId cbid, const CUpti_CallbackData *cd, TapLaunch *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -52,28 +66,14 @@ static bool launch_of(CUpti_CallbackId cbid, const CUpti_CallbackData *cd, TapLa
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
 		const cuLaunchKernel_params *p = cd->functionParams;
-		l->f = p->f;
-		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY,
-		l->grid[2] = p->gridDimZ;
-		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY,
-		l->block[2] = p->blockDimZ;
-		l->shared = p->sharedMemBytes;
-		l->stream = p->hStream;
-		l->kernel_params = p->kernelParams;
+		LAUNCH_OF(l, p);
 		l->extra = p->extra;
 		return true;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
 		const cuLaunchCooperativeKernel_params *p = cd->functionParams;
-		l->f = p->f;
-		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY,
-		l->grid[2] = p->gridDimZ;
-		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY,
-		l->block[2] = p->blockDimZ;
-		l->shared = p->sharedMemBytes;
-		l->stream = p->hStream;
-		l->kernel_params = p->kernelParams;
+		LAUNCH_OF(l, p);
 		l->cooperative = true;
 		return true;
 	}
