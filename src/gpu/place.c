@@ -3,12 +3,28 @@
  * other launch attributes (place.h).
  *
  * Decisions:
- *  - The ranges of all placed buffers are rounded out to the minimum
- *    granularity and merged before anything is reserved: two allocations
- *    of the program may share a 2 MiB granule, and reserving each on its
- *    own would fail on the second.
- *  - cuMemAddressReserve takes the address as a hint; anything but that
- *    address is a failure (the range is released again).
+ *  - The ranges of all placed buffers are rounded out to 2 MiB granules and
+ *    gathered into clusters whose 32 MiB chunks (with two chunks of slack on
+ *    each side) touch; a cluster gets one reservation, and one physical
+ *    allocation mapped over all of it.  Two allocations of the program may
+ *    share a granule, and the driver places reservations by chunks.
+ *  - What the H200's driver 580 does with a hint (doc/gpu-logs/2026-12-02,
+ *    call7-0545 to call10-0622): it gives a free hint on a 32 MiB boundary
+ *    as it is, where the hint lies above the driver's own memory in the
+ *    process (below that, the hint is ignored); a hint off a boundary, or
+ *    over address space that was mapped when the driver started, gives the
+ *    first free boundary past it, even once that space is unmapped.  So a
+ *    cluster's chunks are asked for at the first one's boundary, no more
+ *    than they (more only risks meeting the process's stack), and nothing
+ *    is held or mapped in their way beforehand (holding the range, or the
+ *    space above the driver, made it unavailable: call9 and call10).  Any
+ *    other address is a failure, said with what the driver gave, or with
+ *    what of the process lies in those chunks.
+ *  - Whether the recorded addresses lie above the driver's memory in this
+ *    process is chance (address-space randomisation); `capture` runs its
+ *    PROGRAM with randomisation off, so that they lie at the top
+ *    (cmd/capture.c), above a replay's driver almost always.
+ *  - D4R_PLACE_TRACE=1 shows the hints and the mappings around them.
  */
 #include "gpu/place.h"
 
@@ -20,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One reservation of the driver's address space, covering one cluster of
+ * recorded ranges, with one physical allocation mapped over all of it. */
 typedef struct {
 	CUdeviceptr base;
 	size_t size;
@@ -42,8 +60,6 @@ typedef CUresult (*MapFn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHan
                           unsigned long long);
 typedef CUresult (*UnmapFn)(CUdeviceptr, size_t);
 typedef CUresult (*AccessFn)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
-typedef CUresult (*GranFn)(size_t *, const CUmemAllocationProp *,
-                           CUmemAllocationGranularity_flags);
 typedef CUresult (*LaunchExFn)(const CUlaunchConfig *, CUfunction, void **, void **);
 
 static void *sym(const char *name, Err *e)
@@ -54,15 +70,124 @@ static void *sym(const char *name, Err *e)
 	return p;
 }
 
+#define MIB ((uint64_t)1 << 20)
+#define CHUNK (32 * MIB) /* the driver's unit of reservations (place.h) */
+#define GRANULE (2 * MIB) /* the device memory's granularity (H200, and the stand-in) */
+#define MAX_CLUSTERS 64
+
+/* A cluster: recorded ranges (granules) whose chunks touch, with the
+ * buffer that comes first, named when the cluster cannot be had. */
 typedef struct {
 	uint64_t lo, hi;
 	size_t buffer;
-} Want;
+} Cluster;
 
 static int by_lo(const void *a, const void *b)
 {
-	const Want *x = a, *y = b;
+	const Cluster *x = a, *y = b;
 	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static uint64_t down(uint64_t v, uint64_t a) { return v - v % a; }
+static uint64_t up(uint64_t v, uint64_t a) { return v + (a - v % a) % a; }
+
+/* The clusters of m's recorded buffers, lowest first; their number. */
+static size_t clusters_of(const Manifest *m, Cluster *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nbuffers; i++) {
+		const MfBuffer *b = &m->buffers[i];
+		if (!b->address)
+			continue;
+		Cluster k = {down(b->address, GRANULE), up(b->address + b->size, GRANULE), i};
+		if (k.hi <= k.lo) /* past the end of the address space */
+			k.hi = UINT64_MAX - UINT64_MAX % GRANULE;
+		if (n < MAX_CLUSTERS)
+			c[n++] = k;
+	}
+	qsort(c, n, sizeof(*c), by_lo);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w && down(c[i].lo, CHUNK) <= up(c[w - 1].hi, CHUNK))
+			c[w - 1].hi = MAX(c[w - 1].hi, c[i].hi); /* MAX reads its arguments twice */
+		else
+			c[w++] = c[i];
+	}
+	return w;
+}
+
+/* The span a cluster's reservation covers: its chunks, no more (any more
+ * only risks meeting something of the process, as its stack). */
+static uint64_t span_lo(const Cluster *c) { return down(c->lo, CHUNK); }
+static size_t span_size(const Cluster *c) { return up(c->hi, CHUNK) - span_lo(c); }
+
+typedef struct {
+	uint64_t lo, hi;
+	char what[120];
+} Mapping;
+
+/* The child's mappings, lowest first (as /proc/self/maps lists them); the
+ * start of its stack in *stack (UINT64_MAX where none is listed). */
+static size_t mappings(Mapping *v, size_t max, uint64_t *stack)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[600];
+	size_t n = 0;
+	*stack = UINT64_MAX;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		int off = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2)
+			continue;
+		char *name = line + off;
+		name[strcspn(name, "\n")] = '\0';
+		if (!strcmp(name, "[stack]"))
+			*stack = lo;
+		if (n < max) {
+			v[n].lo = lo, v[n].hi = hi;
+			snprintf(v[n].what, sizeof v[n].what, "%s", *name ? name : "anonymous memory");
+			n++;
+		}
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* D4R_PLACE_TRACE set: on stderr, each hint and what it gave, and before
+ * the first the child's mappings of 256 MiB or more and those within 4 GiB
+ * of the recorded ranges (where the driver's own memory lies). */
+static void trace_maps(uint64_t near)
+{
+	if (!getenv("D4R_PLACE_TRACE"))
+		return;
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[600];
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		const uint64_t w = (uint64_t)1 << 32;
+		if (hi - lo >= ((uint64_t)256 << 20) || (lo < near + w && hi + w > near))
+			fprintf(stderr, "place: %s", line);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* What of the child occupies [lo, hi), for the message; NULL where nothing. */
+static const char *occupant(uint64_t lo, uint64_t hi, char *buf, size_t size)
+{
+	static Mapping v[8192];
+	uint64_t stack;
+	size_t n = mappings(v, ARRAY_SIZE(v), &stack);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].lo < hi && lo < v[i].hi) {
+			snprintf(buf, size, "%s at 0x%llx-0x%llx", v[i].what,
+			         (unsigned long long)v[i].lo, (unsigned long long)v[i].hi);
+			return buf;
+		}
+	return NULL;
 }
 
 void gpu_place_release(GpuPlaced *p)
@@ -85,30 +210,56 @@ void gpu_place_release(GpuPlaced *p)
 	free(p);
 }
 
+/*
+ * The reservation of a cluster's chunks, [start, start + r->size), asked
+ * for at its start (place.h: the driver gives a free chunk-aligned hint as
+ * it is, above its own memory).  0 with r->base, or -1 with what the hint
+ * gave in `why`.
+ */
+static int reserve_at(ReserveFn reserve, FreeFn afree, Range *r, uint64_t start, char *why,
+                      size_t wsize)
+{
+	uint64_t hint = start;
+	CUdeviceptr got = 0;
+	CUresult cr = reserve(&got, r->size, 0, (CUdeviceptr)hint, 0);
+	if (getenv("D4R_PLACE_TRACE"))
+		fprintf(stderr, "place: hint 0x%llx, %zu bytes: %d, 0x%llx\n",
+		        (unsigned long long)hint, r->size, (int)cr, (unsigned long long)got);
+	if (cr == CUDA_SUCCESS && got == start) {
+		r->base = got;
+		r->reserved = 1;
+		return 0;
+	}
+	if (cr == CUDA_SUCCESS) {
+		afree(got, r->size);
+		snprintf(why, wsize,
+		         "cuMemAddressReserve at 0x%llx gave 0x%llx (the driver gives an address "
+		         "only above its own memory, where nothing was mapped when it started)",
+		         (unsigned long long)hint, (unsigned long long)got);
+	} else {
+		snprintf(why, wsize, "cuMemAddressReserve at 0x%llx failed (%d)",
+		         (unsigned long long)hint, (int)cr);
+	}
+	return -1;
+}
+
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 {
 	*out = NULL;
-	size_t nw = 0;
-	Want *w = xcalloc(m->nbuffers + 1, sizeof(*w));
-	for (size_t i = 0; i < m->nbuffers; i++)
-		if (m->buffers[i].address)
-			w[nw++] = (Want){m->buffers[i].address,
-			                 m->buffers[i].address + m->buffers[i].size, i};
-	if (!nw) {
-		free(w);
+	Cluster c[MAX_CLUSTERS];
+	size_t nc = clusters_of(m, c);
+	if (!nc)
 		return 0;
-	}
 	GpuPlaced *p = xcalloc(1, sizeof(*p));
-	p->v = xcalloc(nw, sizeof(*p->v));
-	const char *first = m->buffers[w[0].buffer].name;
-	char why[200] = "";
+	p->v = xcalloc(nc, sizeof(*p->v));
+	const Cluster *at = &c[0];
+	char why[600] = "";
 	ReserveFn reserve = (ReserveFn)sym("cuMemAddressReserve", e);
 	CreateFn create = (CreateFn)sym("cuMemCreate", e);
 	MapFn map = (MapFn)sym("cuMemMap", e);
 	AccessFn access = (AccessFn)sym("cuMemSetAccess", e);
-	GranFn gran = (GranFn)sym("cuMemGetAllocationGranularity", e);
 	FreeFn afree = (FreeFn)sym("cuMemAddressFree", e);
-	if (!reserve || !create || !map || !access || !gran || !afree)
+	if (!reserve || !create || !map || !access || !afree)
 		goto fail_said;
 	CUdevice dev = 0;
 	gpu_cu.cuCtxGetDevice(&dev);
@@ -117,36 +268,27 @@ int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = dev;
-	size_t g = 0;
-	if (gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || !g)
-		g = 2u << 20;
-	for (size_t i = 0; i < nw; i++) {
-		w[i].lo -= w[i].lo % g;
-		w[i].hi += (g - w[i].hi % g) % g;
-	}
-	qsort(w, nw, sizeof(*w), by_lo);
-	for (size_t i = 0; i < nw;) {
-		uint64_t lo = w[i].lo, hi = w[i].hi;
-		size_t j = i + 1;
-		while (j < nw && w[j].lo <= hi)
-			hi = MAX(hi, w[j].hi), j++; /* MAX reads its arguments twice */
+	trace_maps(c[0].lo);
+	for (size_t i = 0; i < nc; i++) {
+		at = &c[i];
 		Range *r = &p->v[p->n++];
-		r->size = (size_t)(hi - lo);
-		first = m->buffers[w[i].buffer].name;
-		CUresult cr = reserve(&r->base, r->size, 0, (CUdeviceptr)lo, 0);
-		if (cr != CUDA_SUCCESS) {
-			snprintf(why, sizeof why, "cuMemAddressReserve failed (%d)",
-			         (int)cr);
+		r->size = span_size(at);
+		char busy[200];
+		if (span_lo(at) + r->size < span_lo(at) || at->hi > ((uint64_t)1 << 57)) {
+			snprintf(why, sizeof why, "no device address is that high");
 			goto fail;
 		}
-		r->reserved = 1;
-		if (r->base != lo) {
-			snprintf(why, sizeof why,
-			         "cuMemAddressReserve gave 0x%llx: the address is taken "
-			         "in this process",
-			         (unsigned long long)r->base);
+		if (reserve_at(reserve, afree, r, span_lo(at), why, sizeof why) < 0) {
+			const char *o = occupant(span_lo(at), span_lo(at) + r->size, busy, sizeof busy);
+			if (o) /* the plainer reason first */
+				snprintf(why, sizeof why,
+				         "its address space (the driver's 32 MiB chunks), 0x%llx-0x%llx, "
+				         "holds %s in this process (each run is placed anew)",
+				         (unsigned long long)span_lo(at),
+				         (unsigned long long)(span_lo(at) + r->size), o);
 			goto fail;
 		}
+		CUresult cr;
 		if ((cr = create(&r->h, r->size, &prop, 0)) != CUDA_SUCCESS) {
 			snprintf(why, sizeof why, "cuMemCreate of %zu bytes failed (%d)",
 			         r->size, (int)cr);
@@ -166,22 +308,19 @@ int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 			snprintf(why, sizeof why, "cuMemSetAccess failed (%d)", (int)cr);
 			goto fail;
 		}
-		i = j;
 	}
-	free(w);
 	*out = p;
 	return 0;
 fail:
 	err_set(e, "%s", why);
 fail_said:;
-	int bi = mf_buffer_index(m, first);
+	const MfBuffer *b = &m->buffers[at->buffer];
 	char *msg = xstrdup(err_msg(e));
 	err_set(e,
 	        "buffer '%s' must be at 0x%" PRIx64
 	        " (a captured layer whose buffers point into each other): %s",
-	        first, bi >= 0 ? m->buffers[bi].address : 0, msg);
+	        b->name, b->address, msg);
 	free(msg);
-	free(w);
 	gpu_place_release(p);
 	return -1;
 }

@@ -20,12 +20,12 @@
 typedef struct GpuPlaced GpuPlaced;
 
 /*
- * Maps device memory at every buffer's "address" (the ranges rounded out to
- * the allocation granularity and merged, so neighbours share a mapping).
- * -1 with "buffer 'a0' must be at 0x7f2a00000000 (a captured layer whose
- * buffers point into each other): cuMemAddressReserve gave 0x...: the
- * address is taken in this process" when the range cannot be had.
- * *out is NULL when no buffer has an address.
+ * Maps device memory at every buffer's "address" (the ranges gathered into
+ * clusters, each reserved whole and mapped whole, so neighbours share a
+ * mapping).  -1 with "buffer 'a0' must be at 0x7f2a00000000 (a captured
+ * layer whose buffers point into each other): ..." saying what was in the
+ * way: the address taken in this process (by what), or the hints tried and
+ * the reservations they gave.  *out is NULL when no buffer has an address.
  */
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e);
 void gpu_place_release(GpuPlaced *p);

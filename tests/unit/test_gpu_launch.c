@@ -123,7 +123,18 @@ static const char *err_name(CUresult r)
 	}
 }
 
+#ifdef D4R_MOCK_SO
+static CUresult m_cuInit(unsigned int f)
+{
+	(void)f;
+	static int started;
+	if (!started++)
+		vm_start(); /* stand-in-driver.inc */
+	return CUDA_SUCCESS;
+}
+#else
 static CUresult m_cuInit(unsigned int f) { (void)f; return CUDA_SUCCESS; }
+#endif
 static CUresult m_cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
 static CUresult m_cuDeviceGet(CUdevice *d, int o) { *d = o; return CUDA_SUCCESS; }
 static CUresult m_cuDeviceGetCount(int *n) { *n = 1; return CUDA_SUCCESS; }
@@ -412,15 +423,17 @@ static CUresult m_cuLinkDestroy(CUlinkState s)
 	return CUDA_SUCCESS;
 }
 #ifdef D4R_MOCK_SO
-/* Device memory of the shared stand-in: pages of their own, as the driver's
- * are, not the heap's (under a sanitizer the heap sits at the same fixed
+/* Device memory of the shared stand-in: the stand-in driver's own heap
+ * below its 8 GiB (stand-in-driver.inc), as the H200's driver has it, not
+ * the process's heap (under a sanitizer that sits at the same fixed
  * addresses in every process, so a layer captured in one process could not
  * be given its recorded addresses in another). */
 static CUresult m_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
-	void *q = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (q == MAP_FAILED)
+	void *q = vm_alloc(n ? n : 1); /* stand-in-driver.inc */
+	if (!q)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	vm_mapped(q);
 	track(*p = (CUdeviceptr)(uintptr_t)q, n ? n : 1);
 	return CUDA_SUCCESS;
 }
@@ -428,7 +441,8 @@ static CUresult m_cuMemFree(CUdeviceptr p)
 {
 	for (size_t i = 0; i < 256; i++)
 		if (allocs[i].p == p) {
-			munmap((void *)(uintptr_t)p, allocs[i].n);
+			if (!vm_in_heap(p)) /* the heap's pages are shared: never given back */
+				munmap((void *)(uintptr_t)p, allocs[i].n);
 			break;
 		}
 	track(p, 0);
