@@ -39,13 +39,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static const char *const usage[] = {
     "capture [--kernel REGEX] [--launch N|all] [--max-bytes SIZE] [--ptx-from DIR] "
-    "[--json] -o DIR -- PROGRAM [ARGS...]",
+    "[--randomize] [--json] -o DIR -- PROGRAM [ARGS...]",
     NULL,
 };
 
@@ -201,10 +202,34 @@ out:
 	return rc;
 }
 
+/*
+ * PROGRAM runs with address-space randomisation off (unless --randomize):
+ * its libraries, the driver's own memory and so its device allocations then
+ * lie at the top of the address space.  A replay that must give buffers
+ * their recorded addresses gets them only above the driver's own memory in
+ * its process and where nothing was mapped when the driver started
+ * (gpu/place.c), and a replay's process, randomised, has its driver lower
+ * than that almost always (below by up to 1 TiB, at random).  Where the
+ * kernel refuses (a seccomp filter), it is said and PROGRAM runs as it is.
+ */
+static void randomisation_off(void)
+{
+	int cur = personality(0xffffffff);
+	if (cur == -1 || personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1)
+		fprintf(stderr,
+		        "d4r-splice: capture: address-space randomisation stays on for PROGRAM "
+		        "(personality: %s): a layer whose buffers point into each other may "
+		        "replay in some processes only\n",
+		        strerror(errno));
+	else
+		fprintf(stderr, "d4r-splice: capture: address-space randomisation off for PROGRAM "
+		                "(its device addresses high, where a replay can have them)\n");
+}
+
 /* Step 2: PROGRAM with the injection library; its exit status, or -1. */
 static int run_program(char **argv, const char *lib, const char *cupti, const char *spool,
                        const char *kernel, const char *launch, uint64_t max_bytes,
-                       bool stdout_to_stderr, Err *e)
+                       bool randomize, bool stdout_to_stderr, Err *e)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -223,6 +248,8 @@ static int run_program(char **argv, const char *lib, const char *cupti, const ch
 			setenv("D4R_CAPTURE_KERNEL", kernel, 1);
 		else
 			unsetenv("D4R_CAPTURE_KERNEL");
+		if (!randomize)
+			randomisation_off();
 		if (stdout_to_stderr) /* --json: stdout is the document's */
 			dup2(2, 1);
 		execvp(argv[0], argv);
@@ -614,7 +641,7 @@ int cmd_capture(int argc, char **argv)
 {
 	const char *kernel = NULL, *launch = "1", *ptx_from = NULL, *outdir = NULL;
 	uint64_t max_bytes = 4ull << 30;
-	bool json = false;
+	bool json = false, randomize = false;
 	const Opt opts[] = {
 	    OPT_STRING(0, "kernel", &kernel, "REGEX",
 	               "capture launches of kernels whose name matches (POSIX extended)"),
@@ -626,6 +653,9 @@ int cmd_capture(int argc, char **argv)
 	    OPT_STRING(0, "ptx-from", &ptx_from, "DIR",
 	               "a folder of PTX files to find the kernels' PTX in"),
 	    OPT_STRING('o', "output", &outdir, "DIR", "where the layers go (DIR/LAYER/)"),
+	    OPT_FLAG(0, "randomize", &randomize,
+	             "leave PROGRAM's address-space randomisation on (default: off, so that "
+	             "replays can have its device addresses)"),
 	    OPT_FLAG(
 	        0, "json", &json,
 	        "one JSON object on stdout (the lines, and PROGRAM's output, on stderr)"),
@@ -678,7 +708,7 @@ int cmd_capture(int argc, char **argv)
 	int prc = mkdir_p(spool.p, &e) < 0
 	              ? -1
 	              : run_program(pargv, lib, cupti, spool.p, kernel, launch, max_bytes,
-	                            json, &e);
+	                            randomize, json, &e);
 	free(pargv);
 	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));

@@ -162,7 +162,14 @@ expect_grep "capture: 'pattern' launch 1: its launch attribute 'launch_completio
 
 # --- a pointer inside a buffer: replayed at the recorded addresses ----------------------
 sed 's/pattern/indirect/; s/\.param \.u64 out/.param .u64 table/' "$PTX" >"$T/indirect.ptx"
-expect_rc 0 "$D4R" capture -o "$T/tab" -- "$T/prog" "$T/indirect.ptx" table
+# (its proof is a run: one whose stack lay in the chunks is tried again)
+for try in 1 2; do
+	rm -rf "$T/tab"
+	"$D4R" capture -o "$T/tab" -- "$T/prog" "$T/indirect.ptx" table >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc -ne 0 ] && grep -q 'holds \[stack\] at' "$T/out" "$T/err" || break
+done
+[ $rc -eq 0 ] || { cat "$T/out" "$T/err"; fail "capture of the pointer table exited $rc"; }
 expect_grep '^captured indirect launch 1 .*/tab/indirect, 2 buffers, 1024-byte frame' "$T/out"
 expect_grep '^  1 pointer inside the buffers: the layer replays at the recorded addresses$' "$T/out"
 expect_grep '^  replay: IDENTICAL' "$T/out"
@@ -170,12 +177,48 @@ B=$T/tab/indirect
 [ "$(grep -c '"address": "0x' "$B/layer.json")" = 2 ] || fail "not every buffer has its recorded address"
 python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(((5 * i + 90) & 255) for i in range(1024)))' "$T/want5"
 cmp "$B/oracle.frame" "$T/want5" || fail "the indirect kernel's frame is not its rule"
-expect_rc 0 "$D4R" run "$B" --corpus "$T/tab"
-expect_grep '^  oracle: matches$' "$T/out"
+# The stand-in places reservations as the H200's driver does (a hint below
+# its own memory is ignored, one over what was mapped at its start gives a
+# later 32 MiB boundary), and each run is a process of its own, its
+# libraries and the driver's start where chance puts them.  PROGRAM ran with
+# address-space randomisation off, so its addresses lie at the top: every
+# one of eight runs must have them.  (Where the kernel refuses to turn it
+# off, capture says so, and the runs are left to chance: not checked.)
+if grep -q '^d4r-splice: capture: address-space randomisation off for PROGRAM (its device addresses high, where a replay can have them)$' "$T/err"; then
+	# (a run whose own stack lies in the chunks, a chance of about 1 in 500
+	# here, is refused saying so: allowed, twice at most)
+	ok=0
+	for i in 1 2 3 4 5 6 7 8; do
+		"$D4R" run "$B" --corpus "$T/tab" >"$T/out" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			expect_grep '^  oracle: matches$' "$T/out"
+			ok=$((ok + 1))
+		elif [ $rc -eq 2 ] && grep -q "holds \[stack\] at 0x[0-9a-f]*-0x[0-9a-f]* in this process (each run is placed anew)" "$T/out"; then
+			echo "note: run $i: its stack lay in the recorded chunks"
+		else
+			cat "$T/out"
+			fail "run $i of the pointer table exited $rc"
+		fi
+	done
+	[ $ok -ge 6 ] || fail "only $ok of 8 runs had the recorded addresses"
+else
+	expect_grep '^d4r-splice: capture: address-space randomisation stays on for PROGRAM \(personality: .*\): a layer whose buffers point into each other may replay in some processes only$' "$T/err"
+	echo "note: address-space randomisation cannot be turned off here; the eight runs are not checked"
+fi
 # an address that cannot be had (in the kernel's half) is said, naming the buffer
+cp "$B/layer.json" "$T/layer.json.kept"
 sed -i '0,/"address": "0x[0-9a-f]*"/s//"address": "0xfff0000000000000"/' "$B/layer.json"
 expect_rc 2 "$D4R" run "$B" --corpus "$T/tab"
-expect_grep "buffer 'a0' must be at 0xfff0000000000000 \(a captured layer whose buffers point into each other\): cuMemAddressReserve gave 0x[0-9a-f]+: the address is taken in this process" "$T/out"
+expect_grep "buffer 'a0' must be at 0xfff0000000000000 \(a captured layer whose buffers point into each other\): no device address is that high" "$T/out"
+# one the driver will not give (below its own memory: the hint is ignored,
+# the reservation lands elsewhere) is refused, with each hint and what it
+# gave, or what of the process is there (a sanitizer's shadow memory)
+cp "$T/layer.json.kept" "$B/layer.json"
+sed -i '0,/"address": "0x[0-9a-f]*"/s//"address": "0x10000000"/' "$B/layer.json"
+expect_rc 2 "$D4R" run "$B" --corpus "$T/tab"
+expect_grep "buffer 'a0' must be at 0x10000000 \(a captured layer whose buffers point into each other\): (cuMemAddressReserve at 0x10000000 gave 0x[0-9a-f]+ \(the driver gives an address only above its own memory, where nothing was mapped when it started\)|its address space \(the driver's 32 MiB chunks\), 0x10000000-0x12000000, holds .* at 0x[0-9a-f]+-0x[0-9a-f]+ in this process \(each run is placed anew\))" "$T/out"
+cp "$T/layer.json.kept" "$B/layer.json"
 
 # --- a module without PTX: replay-only, and the tools that need PTX say so ------------
 printf '\177ELF\002\001\001' >"$T/module.cubin"
