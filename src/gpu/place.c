@@ -4,9 +4,9 @@
  *
  * Decisions:
  *  - The ranges of all placed buffers are rounded out to 2 MiB granules and
- *    gathered into clusters whose 32 MiB chunks (with two chunks of slack on
- *    each side) touch; a cluster gets one reservation, and one physical
- *    allocation mapped over all of it.  Two allocations of the program may
+ *    gathered into clusters whose 32 MiB chunks touch; a cluster gets one
+ *    reservation of its chunks, and one physical allocation mapped over all
+ *    of it.  Two allocations of the program may
  *    share a granule, and the driver places reservations by chunks.
  *  - What the H200's driver 580 does with a hint (doc/gpu-logs/2026-12-02,
  *    call7-0545 to call10-0622): it gives a free hint on a 32 MiB boundary
@@ -71,9 +71,8 @@ static void *sym(const char *name, Err *e)
 }
 
 #define MIB ((uint64_t)1 << 20)
-#define CHUNK (32 * MIB) /* the driver's unit of reservations (place.h) */
+#define CHUNK (32 * MIB) /* the driver's unit of reservations (above) */
 #define GRANULE (2 * MIB) /* the device memory's granularity (H200, and the stand-in) */
-#define MAX_CLUSTERS 64
 
 /* A cluster: recorded ranges (granules) whose chunks touch, with the
  * buffer that comes first, named when the cluster cannot be had. */
@@ -91,7 +90,8 @@ static int by_lo(const void *a, const void *b)
 static uint64_t down(uint64_t v, uint64_t a) { return v - v % a; }
 static uint64_t up(uint64_t v, uint64_t a) { return v + (a - v % a) % a; }
 
-/* The clusters of m's recorded buffers, lowest first; their number. */
+/* The clusters of m's recorded buffers, lowest first, in c (room for one
+ * per buffer); their number. */
 static size_t clusters_of(const Manifest *m, Cluster *c)
 {
 	size_t n = 0;
@@ -102,8 +102,7 @@ static size_t clusters_of(const Manifest *m, Cluster *c)
 		Cluster k = {down(b->address, GRANULE), up(b->address + b->size, GRANULE), i};
 		if (k.hi <= k.lo) /* past the end of the address space */
 			k.hi = UINT64_MAX - UINT64_MAX % GRANULE;
-		if (n < MAX_CLUSTERS)
-			c[n++] = k;
+		c[n++] = k;
 	}
 	qsort(c, n, sizeof(*c), by_lo);
 	size_t w = 0;
@@ -126,14 +125,12 @@ typedef struct {
 	char what[120];
 } Mapping;
 
-/* The child's mappings, lowest first (as /proc/self/maps lists them); the
- * start of its stack in *stack (UINT64_MAX where none is listed). */
-static size_t mappings(Mapping *v, size_t max, uint64_t *stack)
+/* The child's mappings, lowest first (as /proc/self/maps lists them). */
+static size_t mappings(Mapping *v, size_t max)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[600];
 	size_t n = 0;
-	*stack = UINT64_MAX;
 	while (f && fgets(line, sizeof line, f)) {
 		unsigned long long lo, hi;
 		int off = 0;
@@ -141,8 +138,6 @@ static size_t mappings(Mapping *v, size_t max, uint64_t *stack)
 			continue;
 		char *name = line + off;
 		name[strcspn(name, "\n")] = '\0';
-		if (!strcmp(name, "[stack]"))
-			*stack = lo;
 		if (n < max) {
 			v[n].lo = lo, v[n].hi = hi;
 			snprintf(v[n].what, sizeof v[n].what, "%s", *name ? name : "anonymous memory");
@@ -179,8 +174,7 @@ static void trace_maps(uint64_t near)
 static const char *occupant(uint64_t lo, uint64_t hi, char *buf, size_t size)
 {
 	static Mapping v[8192];
-	uint64_t stack;
-	size_t n = mappings(v, ARRAY_SIZE(v), &stack);
+	size_t n = mappings(v, ARRAY_SIZE(v));
 	for (size_t i = 0; i < n; i++)
 		if (v[i].lo < hi && lo < v[i].hi) {
 			snprintf(buf, size, "%s at 0x%llx-0x%llx", v[i].what,
@@ -225,7 +219,7 @@ static int reserve_at(ReserveFn reserve, FreeFn afree, Range *r, uint64_t start,
 	if (getenv("D4R_PLACE_TRACE"))
 		fprintf(stderr, "place: hint 0x%llx, %zu bytes: %d, 0x%llx\n",
 		        (unsigned long long)hint, r->size, (int)cr, (unsigned long long)got);
-	if (cr == CUDA_SUCCESS && got == start) {
+	if (cr == CUDA_SUCCESS && got == start) { /* not hint: a hint off the boundary is wrong */
 		r->base = got;
 		r->reserved = 1;
 		return 0;
@@ -246,10 +240,12 @@ static int reserve_at(ReserveFn reserve, FreeFn afree, Range *r, uint64_t start,
 int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 {
 	*out = NULL;
-	Cluster c[MAX_CLUSTERS];
+	Cluster *c = xcalloc(m->nbuffers + 1, sizeof(*c));
 	size_t nc = clusters_of(m, c);
-	if (!nc)
+	if (!nc) {
+		free(c);
 		return 0;
+	}
 	GpuPlaced *p = xcalloc(1, sizeof(*p));
 	p->v = xcalloc(nc, sizeof(*p->v));
 	const Cluster *at = &c[0];
@@ -309,6 +305,7 @@ int gpu_place_buffers(const Manifest *m, GpuPlaced **out, Err *e)
 			goto fail;
 		}
 	}
+	free(c);
 	*out = p;
 	return 0;
 fail:
@@ -321,6 +318,7 @@ fail_said:;
 	        " (a captured layer whose buffers point into each other): %s",
 	        b->name, b->address, msg);
 	free(msg);
+	free(c);
 	gpu_place_release(p);
 	return -1;
 }
