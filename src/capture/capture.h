@@ -161,6 +161,7 @@ typedef struct {
 	const char *triton_cache;     /* NULL: $TRITON_CACHE_DIR, else ~/.triton/cache */
 	bool no_triton;               /* do not look in Triton's cache */
 	const char *program;          /* PROGRAM and its arguments, for capture.json */
+	const char *randomisation;    /* PROGRAM's address-space randomisation: "off", "on (...)" */
 	bool reproduced;              /* a replay gave the captured frame */
 	const char *nondeterministic; /* a replay did not: which buffer differed */
 } CapWriteOpts;

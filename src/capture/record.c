@@ -905,6 +905,10 @@ static void capture_json(const CapRecord *r, const CapWriteOpts *o,
 	sb_add_json(j, r->api);
 	sb_adds(j, ",\n  \"program\": ");
 	sb_add_json(j, o->program);
+	if (o->randomisation) {
+		sb_adds(j, ", \"address_randomisation\": ");
+		sb_add_json(j, o->randomisation);
+	}
 	sb_adds(j, ",\n  \"ptx\": ");
 	if (info->ptx_source)
 		sb_add_json(j, info->ptx_source);

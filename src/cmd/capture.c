@@ -212,6 +212,24 @@ out:
  * than that almost always (below by up to 1 TiB, at random).  Where the
  * kernel refuses (a seccomp filter), it is said and PROGRAM runs as it is.
  */
+static void randomisation_off(void);
+
+/* What randomisation_off will do, said before it runs ("off", or "on" with
+ * why), for capture.json and --json: the parent asks the kernel the same
+ * and puts its own setting back. */
+static const char *randomisation_state(bool randomize, char *buf, size_t size)
+{
+	if (randomize)
+		return "on (--randomize)";
+	int cur = personality(0xffffffff);
+	if (cur == -1 || personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1) {
+		snprintf(buf, size, "on (personality: %s)", strerror(errno));
+		return buf;
+	}
+	personality((unsigned long)cur);
+	return "off";
+}
+
 static void randomisation_off(void)
 {
 	int cur = personality(0xffffffff);
@@ -702,6 +720,8 @@ int cmd_capture(int argc, char **argv)
 	}
 	sb_addf(&spool, "%s/.spool", outdir);
 	rm_rf(spool.p);
+	char aslr_buf[120];
+	const char *aslr = randomisation_state(randomize, aslr_buf, sizeof aslr_buf);
 	/* PROGRAM's words alone: opt_parse left the options after them */
 	char **pargv = xcalloc((size_t)nargs + 1, sizeof(*pargv));
 	memcpy(pargv, argv, (size_t)nargs * sizeof(*pargv));
@@ -721,6 +741,7 @@ int cmd_capture(int argc, char **argv)
 		doc = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "output", outdir);
 		cJSON_AddStringToObject(doc, "program", prog.p);
+		cJSON_AddStringToObject(doc, "address_randomisation", aslr);
 		if (ev.graph)
 			cJSON_AddStringToObject(doc, "graphs", ev.graph);
 		else
@@ -778,7 +799,7 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	sb_release(&seen);
-	CapWriteOpts wo = {.ptx_from = ptx_from, .program = prog.p};
+	CapWriteOpts wo = {.ptx_from = ptx_from, .program = prog.p, .randomisation = aslr};
 	rc = EXIT_OK;
 	for (size_t i = 0; i < ev.records.n; i++) {
 		int r = one_layer(outdir, spool.p, ev.records.v[i], &wo, &said);

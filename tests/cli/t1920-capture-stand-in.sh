@@ -185,6 +185,7 @@ cmp "$B/oracle.frame" "$T/want5" || fail "the indirect kernel's frame is not its
 # one of eight runs must have them.  (Where the kernel refuses to turn it
 # off, capture says so, and the runs are left to chance: not checked.)
 if grep -q '^d4r-splice: capture: address-space randomisation off for PROGRAM (its device addresses high, where a replay can have them)$' "$T/err"; then
+	expect_grep '"address_randomisation": "off"' "$B/capture.json"
 	# (a run whose own stack lies in the chunks, a chance of about 1 in 500
 	# here, is refused saying so: allowed, twice at most)
 	ok=0
@@ -204,8 +205,17 @@ if grep -q '^d4r-splice: capture: address-space randomisation off for PROGRAM (i
 	[ $ok -ge 6 ] || fail "only $ok of 8 runs had the recorded addresses"
 else
 	expect_grep '^d4r-splice: capture: address-space randomisation stays on for PROGRAM \(personality: .*\): a layer whose buffers point into each other may replay in some processes only$' "$T/err"
+	expect_grep '"address_randomisation": "on \(personality: ' "$B/capture.json"
 	echo "note: address-space randomisation cannot be turned off here; the eight runs are not checked"
 fi
+# --randomize leaves PROGRAM's randomisation on, and says so in capture.json
+# (its proof then has the addresses or not, by chance: exit 0 or 2)
+"$D4R" capture --randomize -o "$T/rnd" -- "$T/prog" "$T/indirect.ptx" table >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "buffer 'a0' must be at" "$T/out" "$T/err"; } ||
+	{ cat "$T/out" "$T/err"; fail "capture --randomize exited $rc"; }
+! grep -q 'randomisation off' "$T/err" || fail "--randomize: randomisation turned off all the same"
+expect_grep '"address_randomisation": "on \(--randomize\)"' "$T/rnd/indirect/capture.json"
 # an address that cannot be had (in the kernel's half) is said, naming the buffer
 cp "$B/layer.json" "$T/layer.json.kept"
 sed -i '0,/"address": "0x[0-9a-f]*"/s//"address": "0xfff0000000000000"/' "$B/layer.json"
