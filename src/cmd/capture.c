@@ -212,11 +212,9 @@ out:
  * than that almost always (below by up to 1 TiB, at random).  Where the
  * kernel refuses (a seccomp filter), it is said and PROGRAM runs as it is.
  */
-static void randomisation_off(void);
-
-/* What randomisation_off will do, said before it runs ("off", or "on" with
- * why), for capture.json and --json: the parent asks the kernel the same
- * and puts its own setting back. */
+/* Whether PROGRAM can run with randomisation off, said on stderr: "off",
+ * or "on" with why, for capture.json and --json.  The parent asks the
+ * kernel and puts its own setting back; the child sets it for PROGRAM. */
 static const char *randomisation_state(bool randomize, char *buf, size_t size)
 {
 	if (randomize)
@@ -224,30 +222,23 @@ static const char *randomisation_state(bool randomize, char *buf, size_t size)
 	int cur = personality(0xffffffff);
 	if (cur == -1 || personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1) {
 		snprintf(buf, size, "on (personality: %s)", strerror(errno));
-		return buf;
-	}
-	personality((unsigned long)cur);
-	return "off";
-}
-
-static void randomisation_off(void)
-{
-	int cur = personality(0xffffffff);
-	if (cur == -1 || personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1)
 		fprintf(stderr,
 		        "d4r-splice: capture: address-space randomisation stays on for PROGRAM "
 		        "(personality: %s): a layer whose buffers point into each other may "
 		        "replay in some processes only\n",
 		        strerror(errno));
-	else
-		fprintf(stderr, "d4r-splice: capture: address-space randomisation off for PROGRAM "
-		                "(its device addresses high, where a replay can have them)\n");
+		return buf;
+	}
+	personality((unsigned long)cur);
+	fprintf(stderr, "d4r-splice: capture: address-space randomisation off for PROGRAM "
+	                "(its device addresses high, where a replay can have them)\n");
+	return "off";
 }
 
 /* Step 2: PROGRAM with the injection library; its exit status, or -1. */
 static int run_program(char **argv, const char *lib, const char *cupti, const char *spool,
                        const char *kernel, const char *launch, uint64_t max_bytes,
-                       bool randomize, bool stdout_to_stderr, Err *e)
+                       bool randomise_off, bool stdout_to_stderr, Err *e)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -266,8 +257,8 @@ static int run_program(char **argv, const char *lib, const char *cupti, const ch
 			setenv("D4R_CAPTURE_KERNEL", kernel, 1);
 		else
 			unsetenv("D4R_CAPTURE_KERNEL");
-		if (!randomize)
-			randomisation_off();
+		if (randomise_off)
+			personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 		if (stdout_to_stderr) /* --json: stdout is the document's */
 			dup2(2, 1);
 		execvp(argv[0], argv);
@@ -728,7 +719,7 @@ int cmd_capture(int argc, char **argv)
 	int prc = mkdir_p(spool.p, &e) < 0
 	              ? -1
 	              : run_program(pargv, lib, cupti, spool.p, kernel, launch, max_bytes,
-	                            randomize, json, &e);
+	                            !strcmp(aslr, "off"), json, &e);
 	free(pargv);
 	if (prc < 0) {
 		cmd_fail("capture: %s", err_msg(&e));

@@ -125,6 +125,8 @@ typedef struct {
 	char what[120];
 } Mapping;
 
+static Mapping maps_buf[8192]; /* what mappings() reads into, for the two below */
+
 /* The child's mappings, lowest first (as /proc/self/maps lists them). */
 static size_t mappings(Mapping *v, size_t max)
 {
@@ -156,25 +158,21 @@ static void trace_maps(uint64_t near)
 {
 	if (!getenv("D4R_PLACE_TRACE"))
 		return;
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[600];
-	while (f && fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi;
-		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
-			continue;
-		const uint64_t w = (uint64_t)1 << 32;
-		if (hi - lo >= ((uint64_t)256 << 20) || (lo < near + w && hi + w > near))
-			fprintf(stderr, "place: %s", line);
-	}
-	if (f)
-		fclose(f);
+	Mapping *v = maps_buf;
+	size_t n = mappings(v, ARRAY_SIZE(maps_buf));
+	const uint64_t w = (uint64_t)1 << 32;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].hi - v[i].lo >= ((uint64_t)256 << 20) ||
+		    (v[i].lo < near + w && v[i].hi + w > near))
+			fprintf(stderr, "place: %llx-%llx %s\n", (unsigned long long)v[i].lo,
+			        (unsigned long long)v[i].hi, v[i].what);
 }
 
 /* What of the child occupies [lo, hi), for the message; NULL where nothing. */
 static const char *occupant(uint64_t lo, uint64_t hi, char *buf, size_t size)
 {
-	static Mapping v[8192];
-	size_t n = mappings(v, ARRAY_SIZE(v));
+	Mapping *v = maps_buf;
+	size_t n = mappings(v, ARRAY_SIZE(maps_buf));
 	for (size_t i = 0; i < n; i++)
 		if (v[i].lo < hi && lo < v[i].hi) {
 			snprintf(buf, size, "%s at 0x%llx-0x%llx", v[i].what,

@@ -186,8 +186,8 @@ cmp "$B/oracle.frame" "$T/want5" || fail "the indirect kernel's frame is not its
 # off, capture says so, and the runs are left to chance: not checked.)
 if grep -q '^d4r-splice: capture: address-space randomisation off for PROGRAM (its device addresses high, where a replay can have them)$' "$T/err"; then
 	expect_grep '"address_randomisation": "off"' "$B/capture.json"
-	# (a run whose own stack lies in the chunks, a chance of about 1 in 500
-	# here, is refused saying so: allowed, twice at most)
+	# (a run whose own stack lies in the chunks, by chance, is refused
+	# saying so: allowed, twice at most)
 	ok=0
 	for i in 1 2 3 4 5 6 7 8; do
 		"$D4R" run "$B" --corpus "$T/tab" >"$T/out" 2>&1
